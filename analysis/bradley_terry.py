@@ -1,0 +1,608 @@
+"""Bradley-Terry paired-comparison models fitted by maximum likelihood.
+
+Pure numpy/scipy: arrays in, dataclasses out, no Django. The model is
+
+    logit P(i beats j) = lambda_i - lambda_j + delta * z + beta . x
+
+with lambda_reference = 0, z = +1 when the winner-side item was shown first and -1 when the
+loser was (BradleyTerry2's home-advantage coding), and x the per-comparison covariate
+differences (winner minus loser). It is a binomial GLM without intercept, as in R's BTm.
+
+Comparisons are first collapsed into binomial rows (unordered pair, z, x) holding the wins of
+the lower-numbered item and the total, so a million comparisons among 100 items cost a few
+thousand rows. Newton-Raphson runs on a batch of count vectors at once, which is what makes
+the clustered bootstrap and the power simulations cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse, stats
+from scipy.sparse import csgraph
+
+Z95 = stats.norm.ppf(0.975)
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One extra coefficient (order effect or a covariate) with its Wald test."""
+
+    name: str
+    estimate: float
+    se: float
+    z: float
+    p: float
+    ci_low: float
+    ci_high: float
+
+    def as_dict(self) -> dict:
+        numbers = ("estimate", "se", "z", "p", "ci_low", "ci_high")
+        return {"name": self.name} | {
+            key: _json_number(getattr(self, key)) for key in numbers
+        }
+
+
+@dataclass
+class BTResult:
+    """A fitted Bradley-Terry model; per-item arrays follow `item_names`."""
+
+    item_names: list[str]
+    reference: str
+    estimates: np.ndarray
+    se: np.ndarray
+    z: np.ndarray
+    p: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    wins: np.ndarray
+    losses: np.ndarray
+    n_comparisons: int
+    log_likelihood: float
+    deviance: float
+    null_deviance: float
+    converged: bool
+    iterations: int
+    order_effect: Effect | None = None
+    covariate_effects: list[Effect] | None = None
+    problems: list[str] = field(default_factory=list)
+    # Covariance of (abilities..., order effect, covariates); the reference row is zero.
+    covariance: np.ndarray | None = None
+
+    def contrast(self, weights: np.ndarray) -> tuple[float, float]:
+        """Estimate and SE of sum(w * lambda), using the full covariance."""
+        w = np.zeros(len(self.covariance))
+        w[: len(weights)] = weights
+        return float(w @ np.nan_to_num(self.estimates)), float(
+            np.sqrt(w @ self.covariance @ w)
+        )
+
+    def difference(self, first: int, second: int) -> Effect:
+        """Wald test of lambda_first - lambda_second."""
+        weights = np.zeros(len(self.item_names))
+        weights[first], weights[second] = 1.0, -1.0
+        estimate, se = self.contrast(weights)
+        if not (
+            np.isfinite(self.estimates[first]) and np.isfinite(self.estimates[second])
+        ):
+            estimate, se = math.nan, math.nan
+        name = f"{self.item_names[first]} - {self.item_names[second]}"
+        return _wald(name, estimate, se)
+
+    def as_dict(self) -> dict:
+        """JSON-safe summary: nan and infinities become None."""
+        return {
+            "reference": self.reference,
+            "n_comparisons": int(self.n_comparisons),
+            "log_likelihood": _json_number(self.log_likelihood),
+            "deviance": _json_number(self.deviance),
+            "null_deviance": _json_number(self.null_deviance),
+            "converged": bool(self.converged),
+            "iterations": int(self.iterations),
+            "items": [self._item_dict(k) for k in range(len(self.item_names))],
+            "order_effect": self.order_effect.as_dict() if self.order_effect else None,
+            "covariate_effects": (
+                None
+                if self.covariate_effects is None
+                else [effect.as_dict() for effect in self.covariate_effects]
+            ),
+            "problems": list(self.problems),
+        }
+
+    def _item_dict(self, k: int) -> dict:
+        numbers = {"estimate": self.estimates, "se": self.se, "z": self.z, "p": self.p}
+        numbers |= {"ci_low": self.ci_low, "ci_high": self.ci_high}
+        return (
+            {"item": self.item_names[k]}
+            | {key: _json_number(values[k]) for key, values in numbers.items()}
+            | {
+                "wins": round(float(self.wins[k])),
+                "losses": round(float(self.losses[k])),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Percentile intervals from a participant-clustered bootstrap."""
+
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    se: np.ndarray
+    estimates: np.ndarray  # (n_boot, n_items); rows of failed refits are nan
+    n_failed: int
+    level: float
+
+
+def _json_number(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _wald(name: str, estimate: float, se: float) -> Effect:
+    z = estimate / se if se > 0 else math.nan
+    p = 2 * stats.norm.sf(abs(z)) if math.isfinite(z) else math.nan
+    return Effect(name, estimate, se, z, p, estimate - Z95 * se, estimate + Z95 * se)
+
+
+# ---------------------------------------------------------------- grouping
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """Comparisons collapsed into binomial rows: `wins` of item `a` over item `b` (a < b)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    extra: np.ndarray  # (rows, p) columns for the order effect and covariates, a's side
+    wins: np.ndarray
+    totals: np.ndarray
+    row_of_comparison: np.ndarray  # which row each input comparison landed in
+
+
+def order_signs(
+    winners: np.ndarray, losers: np.ndarray, first: np.ndarray | None
+) -> np.ndarray:
+    """z = +1 if the winner was shown first, -1 if the loser was, 0 if unknown."""
+    if first is None:
+        return np.zeros(len(winners), dtype=np.int64)
+    first = np.asarray(first)
+    return np.where(first == winners, 1, np.where(first == losers, -1, 0))
+
+
+def group_comparisons(
+    winners: np.ndarray,
+    losers: np.ndarray,
+    n_items: int,
+    *,
+    counts: np.ndarray | None = None,
+    signs: np.ndarray | None = None,
+    covariates: np.ndarray | None = None,
+) -> Grouped:
+    """Collapse comparisons into binomial rows keyed by (pair, order sign, covariates)."""
+    winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
+    counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
+    signs = (
+        np.zeros(len(winners), np.int64)
+        if signs is None
+        else np.asarray(signs, np.int64)
+    )
+    a, b = np.minimum(winners, losers), np.maximum(winners, losers)
+    a_won = winners == a
+    # Columns are stated from a's side: flip sign when a is the loser.
+    flip = np.where(a_won, 1, -1)
+    pair_key = (a * n_items + b) * 3 + (signs * flip + 1)
+    if covariates is None:
+        rows, inverse = _compact_keys(pair_key, n_items * n_items * 3)
+        extra_cols = np.zeros((len(winners), 0))
+    else:
+        extra_cols = (
+            np.asarray(covariates, float).reshape(len(winners), -1) * flip[:, None]
+        )
+        combined = np.column_stack([pair_key, extra_cols])
+        rows, inverse = np.unique(combined, axis=0, return_inverse=True)
+        rows = rows[:, 0].astype(np.int64)
+        inverse = inverse.ravel()
+    n_rows = len(rows)
+    wins = np.bincount(inverse, counts * a_won, minlength=n_rows)
+    totals = np.bincount(inverse, counts, minlength=n_rows)
+    pair, sign = rows // 3, rows % 3 - 1
+    extra = _first_per_row(inverse, extra_cols, n_rows)
+    if signs.any():
+        extra = np.column_stack([sign.astype(float), extra])
+    return Grouped(pair // n_items, pair % n_items, extra, wins, totals, inverse)
+
+
+def _compact_keys(keys: np.ndarray, key_space: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unique keys and the inverse map; a bincount beats sorting when the key space is small."""
+    if key_space > 4 * len(keys) + 10_000_000:
+        return np.unique(keys, return_inverse=True)
+    present = np.bincount(keys, minlength=key_space) > 0
+    rows = np.flatnonzero(present)
+    lookup = np.cumsum(present) - 1
+    return rows, lookup[keys]
+
+
+def _first_per_row(inverse: np.ndarray, values: np.ndarray, n_rows: int) -> np.ndarray:
+    out = np.zeros((n_rows, values.shape[1]))
+    out[inverse] = values  # identical within a row by construction
+    return out
+
+
+# ---------------------------------------------------------------- Newton-Raphson
+
+
+@dataclass(frozen=True)
+class BatchFit:
+    """Many fits sharing one set of binomial rows (bootstrap replicates, simulations)."""
+
+    theta: np.ndarray  # (batch, n_items + p), reference column 0
+    information: np.ndarray  # (batch, free, free) at theta
+    converged: np.ndarray  # (batch,)
+    iterations: int
+    free: np.ndarray  # indices of theta that were estimated
+
+
+def _scatter(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Per-batch bincount: out[r, k] = sum of values[r, g] where index[g] == k."""
+    batch = values.shape[0]
+    flat = (np.arange(batch)[:, None] * size + index[None, :]).ravel()
+    return np.bincount(flat, values.ravel(), minlength=batch * size).reshape(
+        batch, size
+    )
+
+
+def _linear_predictor(theta: np.ndarray, a, b, extra, n_items) -> np.ndarray:
+    return theta[:, a] - theta[:, b] + theta[:, n_items:] @ extra.T
+
+
+def _log_likelihood(
+    eta: np.ndarray, wins: np.ndarray, totals: np.ndarray
+) -> np.ndarray:
+    return (wins * eta - totals * np.logaddexp(0.0, eta)).sum(axis=1)
+
+
+def _score_and_information(theta, a, b, extra, wins, totals, n_items):
+    """Gradient and Fisher information (= observed for the logit link) over all columns."""
+    eta = _linear_predictor(theta, a, b, extra, n_items)
+    prob = 1.0 / (1.0 + np.exp(-eta))
+    residual = wins - totals * prob
+    weight = totals * prob * (1.0 - prob)
+    batch, size = theta.shape
+    score = np.empty((batch, size))
+    score[:, :n_items] = _scatter(a, residual, n_items) - _scatter(b, residual, n_items)
+    score[:, n_items:] = residual @ extra
+    info = np.zeros((batch, size, size))
+    pair = _scatter(a * n_items + b, weight, n_items * n_items).reshape(
+        batch, n_items, n_items
+    )
+    item_block = -(pair + pair.transpose(0, 2, 1))
+    diag = np.arange(n_items)
+    item_block[:, diag, diag] = _scatter(a, weight, n_items) + _scatter(
+        b, weight, n_items
+    )
+    info[:, :n_items, :n_items] = item_block
+    for c in range(extra.shape[1]):
+        weighted = weight * extra[:, c]
+        cross = _scatter(a, weighted, n_items) - _scatter(b, weighted, n_items)
+        info[:, :n_items, n_items + c] = cross
+        info[:, n_items + c, :n_items] = cross
+    info[:, n_items:, n_items:] = np.einsum("rg,gi,gj->rij", weight, extra, extra)
+    return score, info
+
+
+def fit_batch(
+    grouped: Grouped,
+    n_items: int,
+    *,
+    reference: int,
+    wins: np.ndarray | None = None,
+    totals: np.ndarray | None = None,
+    start: np.ndarray | None = None,
+    estimable: np.ndarray | None = None,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> BatchFit:
+    """Newton-Raphson with step halving on a batch of (wins, totals) over the same rows.
+
+    Stops each member when half its Newton decrement (the predicted log-likelihood gain) is
+    below `tol`; the last step is still applied, so the estimate is accurate well past that.
+    Items outside `estimable` (a mask over items) stay at 0 with the reference.
+    """
+    wins = grouped.wins[None, :] if wins is None else np.atleast_2d(wins)
+    totals = grouped.totals[None, :] if totals is None else np.atleast_2d(totals)
+    batch, size = wins.shape[0], n_items + grouped.extra.shape[1]
+    mask = np.ones(size, bool)
+    if estimable is not None:
+        mask[:n_items] = estimable
+    mask[reference] = False
+    free = np.flatnonzero(mask)
+    theta = (
+        np.zeros((batch, size))
+        if start is None
+        else np.array(np.broadcast_to(start, (batch, size)))
+    )
+    args = (grouped.a, grouped.b, grouped.extra)
+    active = np.ones(batch, bool)
+    iterations = 0
+    for iterations in range(1, max_iter + 1):
+        idx = np.flatnonzero(active)
+        score, info = _score_and_information(
+            theta[idx], *args, wins[idx], totals[idx], n_items
+        )
+        step = _solve(info[:, free[:, None], free], score[:, free])
+        gain = 0.5 * np.einsum("ri,ri->r", score[:, free], step)
+        theta[np.ix_(idx, free)] = _halved(
+            theta[idx], step, free, args, wins[idx], totals[idx], n_items
+        )
+        active[idx[gain <= tol]] = False
+        if not active.any():
+            break
+    _, info = _score_and_information(theta, *args, wins, totals, n_items)
+    finite = np.isfinite(theta).all(axis=1)
+    return BatchFit(
+        theta, info[:, free[:, None], free], ~active & finite, iterations, free
+    )
+
+
+def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.solve(matrix, rhs[..., None])[..., 0]
+    except (
+        np.linalg.LinAlgError
+    ):  # a singular member: least squares keeps the rest going
+        return np.einsum("rij,rj->ri", np.linalg.pinv(matrix), rhs)
+
+
+def _halved(theta, step, free, args, wins, totals, n_items, tries=30):
+    """theta + step, halving the step for members whose log-likelihood would drop."""
+    before = _log_likelihood(_linear_predictor(theta, *args, n_items), wins, totals)
+    scale = np.ones(len(theta))
+    for _ in range(tries):
+        trial = theta.copy()
+        trial[:, free] += scale[:, None] * step
+        after = _log_likelihood(_linear_predictor(trial, *args, n_items), wins, totals)
+        worse = ~(after >= before - 1e-12 * np.abs(before))
+        if not worse.any():
+            break
+        scale[worse] *= 0.5
+    return trial[:, free]
+
+
+# ---------------------------------------------------------------- problems
+
+
+def _win_matrix(winners, losers, counts, n_items) -> np.ndarray:
+    return np.bincount(
+        winners * n_items + losers, counts, minlength=n_items**2
+    ).reshape(n_items, n_items)
+
+
+def _quote(names, members) -> str:
+    return ", ".join(f"'{names[m]}'" for m in members)
+
+
+def find_problems(
+    win_matrix: np.ndarray, reference: int, names: list[str]
+) -> tuple[list[str], np.ndarray]:
+    """Words about what stops finite ML estimates, and which items can be estimated.
+
+    Finite estimates exist exactly for the items in the reference's strongly connected
+    component of the "beat" graph (Ford 1957); every other item is +/-infinity or not
+    comparable with the reference.
+    """
+    graph = sparse.csr_matrix(win_matrix > 0)
+    played = (win_matrix + win_matrix.T).sum(axis=1) > 0
+    n_weak, weak = csgraph.connected_components(graph, directed=True, connection="weak")
+    _, strong = csgraph.connected_components(graph, directed=True, connection="strong")
+    estimable = strong == strong[reference]
+    problems = [
+        f"'{names[k]}' has no comparisons: its ability cannot be estimated."
+        for k in np.flatnonzero(~played)
+    ]
+    groups = [np.flatnonzero(weak == c) for c in range(n_weak)]
+    groups = [g for g in groups if played[g].any()]
+    if len(groups) > 1:
+        listed = "; ".join("{" + _quote(names, g) + "}" for g in groups)
+        problems.append(
+            f"The comparison graph is disconnected ({len(groups)} components: {listed}). Items outside "
+            f"the component of '{names[reference]}' cannot be compared with it and get no estimate."
+        )
+    above = _reachable(
+        graph.T, reference
+    )  # items with a chain of wins down to the reference
+    below = _reachable(graph, reference)
+    for component in np.unique(strong[(weak == weak[reference]) & ~estimable]):
+        members = np.flatnonzero(strong == component)
+        problems.append(
+            _infinite_message(win_matrix, members, names, reference, above, below)
+        )
+    return problems, estimable & played
+
+
+def _reachable(graph, start: int) -> np.ndarray:
+    order = csgraph.breadth_first_order(
+        graph, start, directed=True, return_predecessors=False
+    )
+    mask = np.zeros(graph.shape[0], bool)
+    mask[order] = True
+    return mask
+
+
+def _infinite_message(win_matrix, members, names, reference, above, below) -> str:
+    who = _quote(names, members)
+    if len(members) == 1 and win_matrix[members[0]].sum() == 0:
+        return f"{who} never wins: its ability is minus infinity; its estimate is left empty."
+    if len(members) == 1 and win_matrix[:, members[0]].sum() == 0:
+        return f"{who} never loses: its ability is plus infinity; its estimate is left empty."
+    ref = names[reference]
+    if above[members[0]]:
+        return (
+            f"{who} never lose to the items they are ranked against on the way to '{ref}': their "
+            f"abilities relative to '{ref}' are plus infinity; their estimates are left empty."
+        )
+    if below[members[0]]:
+        return (
+            f"{who} never beat the items that link them to '{ref}': their abilities relative to "
+            f"'{ref}' are minus infinity; their estimates are left empty."
+        )
+    return f"{who} cannot be placed relative to '{ref}' (all links pass through infinite gaps); estimates left empty."
+
+
+# ---------------------------------------------------------------- public fit
+
+
+def fit(
+    winners: np.ndarray,
+    losers: np.ndarray,
+    n_items: int,
+    *,
+    reference: int,
+    counts: np.ndarray | None = None,
+    first: np.ndarray | None = None,
+    covariates: np.ndarray | None = None,
+    item_names: list[str] | None = None,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> BTResult:
+    """Maximum-likelihood Bradley-Terry fit with the `reference` item's ability fixed at 0.
+
+    `first` (item shown first, -1 when unknown) adds an order effect delta; `covariates`
+    (n_comparisons x p, winner minus loser) add style-control slopes. Deviances are those of
+    the binomial rows (pair, order sign, covariates), as R's BTm reports them for such rows.
+    When some abilities are infinite, only comparisons among the reference's strongly
+    connected component are fitted and the other items' estimates are nan.
+    """
+    winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
+    names = (
+        list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
+    )
+    _check_inputs(winners, losers, n_items, reference, names)
+    counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
+    if covariates is not None:
+        covariates = np.asarray(covariates, float).reshape(len(winners), -1)
+    wins_matrix = _win_matrix(winners, losers, counts, n_items)
+    problems, estimable = find_problems(wins_matrix, reference, names)
+    keep = estimable[winners] & estimable[losers]
+    signs = None if first is None else order_signs(winners, losers, first)[keep]
+    if signs is not None and not signs.any():
+        problems.append(
+            "The order effect cannot be estimated: no fitted comparison records which item was shown first."
+        )
+    grouped = group_comparisons(
+        winners[keep],
+        losers[keep],
+        n_items,
+        counts=counts[keep],
+        signs=signs,
+        covariates=None if covariates is None else covariates[keep],
+    )
+    batch = fit_batch(
+        grouped,
+        n_items,
+        reference=reference,
+        estimable=estimable,
+        max_iter=max_iter,
+        tol=tol,
+    )
+    extra_names = (["order"] if signs is not None and signs.any() else []) + [
+        f"covariate {c}"
+        for c in range(0 if covariates is None else covariates.shape[1])
+    ]
+    result = _result(
+        grouped, batch, wins_matrix, problems, names, reference, extra_names
+    )
+    if first is not None and result.order_effect is None:
+        result.order_effect = _wald("order", math.nan, math.nan)
+    if covariates is None:
+        result.covariate_effects = None
+    return result
+
+
+def _check_inputs(winners, losers, n_items, reference, names) -> None:
+    if len(winners) != len(losers):
+        raise ValueError("winners and losers must have the same length.")
+    if not 0 <= reference < n_items:
+        raise ValueError(f"reference {reference} is not an item index below {n_items}.")
+    if len(names) != n_items:
+        raise ValueError(f"{len(names)} item names given for {n_items} items.")
+    both = np.concatenate([winners, losers])
+    if both.size and (both.min() < 0 or both.max() >= n_items):
+        raise ValueError(f"item indices must lie in 0..{n_items - 1}.")
+    if np.any(winners == losers):
+        raise ValueError("an item cannot be compared with itself.")
+
+
+def _result(
+    grouped, batch, wins_matrix, problems, names, reference, extra_names
+) -> BTResult:
+    n_items = len(names)
+    converged = bool(batch.converged[0])
+    if not converged:
+        problems.append(
+            f"The fit did not converge in {batch.iterations} iterations; estimates are left empty."
+        )
+    estimated = np.zeros(len(batch.theta[0]), bool)
+    estimated[batch.free] = converged
+    estimated[reference] = True
+    covariance = np.zeros((len(estimated), len(estimated)))
+    covariance[np.ix_(batch.free, batch.free)] = _invert(batch.information[0])
+    theta = np.where(estimated, batch.theta[0], np.nan)
+    se = np.where(estimated, np.sqrt(np.clip(np.diag(covariance), 0, None)), np.nan)
+    eta = _linear_predictor(
+        np.nan_to_num(theta)[None], grouped.a, grouped.b, grouped.extra, n_items
+    )
+    tests = [_wald(name, theta[k], se[k]) for k, name in enumerate(names + extra_names)]
+    tests[reference] = Effect(names[reference], 0.0, 0.0, math.nan, math.nan, 0.0, 0.0)
+    effects = tests[n_items:]
+    order = effects.pop(0) if extra_names[:1] == ["order"] else None
+    items = tests[:n_items]
+    return BTResult(
+        item_names=names,
+        reference=names[reference],
+        estimates=theta[:n_items],
+        se=se[:n_items],
+        z=np.array([t.z for t in items]),
+        p=np.array([t.p for t in items]),
+        ci_low=np.array([t.ci_low for t in items]),
+        ci_high=np.array([t.ci_high for t in items]),
+        wins=wins_matrix.sum(axis=1),
+        losses=wins_matrix.sum(axis=0),
+        n_comparisons=round(wins_matrix.sum()),
+        log_likelihood=float(
+            _log_likelihood(eta, grouped.wins[None], grouped.totals[None])[0]
+        ),
+        deviance=_deviance(eta[0], grouped.wins, grouped.totals),
+        null_deviance=_deviance(np.zeros(len(grouped.a)), grouped.wins, grouped.totals),
+        converged=converged and bool(np.isfinite(theta[:n_items]).all()),
+        iterations=batch.iterations,
+        order_effect=order,
+        covariate_effects=effects,
+        problems=problems,
+        covariance=covariance,
+    )
+
+
+def _invert(information: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.inv(information)
+    except np.linalg.LinAlgError:
+        return np.full_like(information, np.nan)
+
+
+def _deviance(eta: np.ndarray, wins: np.ndarray, totals: np.ndarray) -> float:
+    """Binomial deviance of the grouped rows against the saturated model."""
+    fitted = totals / (1.0 + np.exp(-eta))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(wins > 0, wins * np.log(wins / fitted), 0.0)
+        terms += np.where(
+            totals - wins > 0,
+            (totals - wins) * np.log((totals - wins) / (totals - fitted)),
+            0.0,
+        )
+    return float(2.0 * terms.sum())
