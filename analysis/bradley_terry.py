@@ -606,3 +606,247 @@ def _deviance(eta: np.ndarray, wins: np.ndarray, totals: np.ndarray) -> float:
             0.0,
         )
     return float(2.0 * terms.sum())
+
+
+# ---------------------------------------------------------------- resampling by participant
+
+
+@dataclass(frozen=True)
+class ClusterTables:
+    """Per-participant win and total counts on the shared binomial rows."""
+
+    grouped: Grouped
+    wins: sparse.csr_matrix  # (n_clusters, rows)
+    totals: sparse.csr_matrix
+    n_clusters: int
+
+    def combine(self, multiplicity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row counts for each batch member, weighting participant c by multiplicity[:, c]."""
+        return (self.wins.T @ multiplicity.T).T, (self.totals.T @ multiplicity.T).T
+
+
+def cluster_tables(
+    winners, losers, n_items, clusters, *, counts=None, signs=None, covariates=None
+) -> ClusterTables:
+    counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
+    grouped = group_comparisons(
+        winners, losers, n_items, counts=counts, signs=signs, covariates=covariates
+    )
+    _, cluster = np.unique(np.asarray(clusters), return_inverse=True)
+    cluster = cluster.ravel()
+    n_clusters = int(cluster.max()) + 1
+    shape = (n_clusters, len(grouped.a))
+    a_won = np.minimum(winners, losers) == np.asarray(winners)
+    rows = grouped.row_of_comparison
+
+    def table(values):
+        return sparse.csr_matrix((values, (cluster, rows)), shape=shape)
+
+    return ClusterTables(grouped, table(counts * a_won), table(counts), n_clusters)
+
+
+def bootstrap(
+    winners: np.ndarray,
+    losers: np.ndarray,
+    n_items: int,
+    *,
+    reference: int,
+    clusters: np.ndarray,
+    rng: np.random.Generator,
+    counts: np.ndarray | None = None,
+    first: np.ndarray | None = None,
+    covariates: np.ndarray | None = None,
+    n_boot: int = 1000,
+    level: float = 0.95,
+) -> BootstrapResult:
+    """Participant-clustered percentile bootstrap of the abilities.
+
+    Replicate r takes participants rng.integers(0, n_clusters, size=(n_boot, n_clusters))[r]
+    (participants numbered in sorted order of their ids), so a peer can redraw the same
+    samples. All refits run as one Newton batch warm-started at the full-data estimates.
+    Replicates in which an item never wins or never loses are infinite: counted in
+    `n_failed` and left out of the percentiles.
+    """
+    winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
+    full = fit(
+        winners,
+        losers,
+        n_items,
+        reference=reference,
+        counts=counts,
+        first=first,
+        covariates=covariates,
+    )
+    estimable = np.isfinite(full.estimates)
+    keep = estimable[winners] & estimable[losers]
+    signs = None if first is None else order_signs(winners, losers, first)[keep]
+    tables = cluster_tables(
+        winners[keep],
+        losers[keep],
+        n_items,
+        np.asarray(clusters)[keep],
+        counts=None if counts is None else np.asarray(counts)[keep],
+        signs=signs,
+        covariates=None if covariates is None else np.asarray(covariates)[keep],
+    )
+    draws = rng.integers(0, tables.n_clusters, size=(n_boot, tables.n_clusters))
+    multiplicity = _count_draws(draws, tables.n_clusters)
+    estimates = _refit(tables, multiplicity, n_items, reference, estimable, full)
+    return _percentiles(estimates[:, :n_items], level)
+
+
+def _count_draws(draws: np.ndarray, size: int) -> np.ndarray:
+    """How often each participant was drawn, per replicate."""
+    flat = (np.arange(len(draws))[:, None] * size + draws).ravel()
+    return (
+        np.bincount(flat, minlength=len(draws) * size)
+        .reshape(len(draws), size)
+        .astype(float)
+    )
+
+
+def _refit(tables, multiplicity, n_items, reference, estimable, full) -> np.ndarray:
+    """Estimates per batch member; nan where an ability is infinite or Newton failed."""
+    wins, totals = tables.combine(multiplicity)
+    grouped = tables.grouped
+    item_wins = _scatter(grouped.a, wins, n_items) + _scatter(
+        grouped.b, totals - wins, n_items
+    )
+    item_losses = _scatter(grouped.a, totals - wins, n_items) + _scatter(
+        grouped.b, wins, n_items
+    )
+    finite = ((item_wins > 0) & (item_losses > 0) | ~estimable).all(axis=1)
+    start = np.nan_to_num(np.concatenate([full.estimates, _extra_estimates(full)]))
+    out = np.full((len(wins), len(start)), np.nan)
+    if finite.any():
+        batch = fit_batch(
+            grouped,
+            n_items,
+            reference=reference,
+            wins=wins[finite],
+            totals=totals[finite],
+            start=start,
+            estimable=estimable,
+            max_iter=50,
+        )
+        out[np.flatnonzero(finite)[batch.converged]] = batch.theta[batch.converged]
+    out[:, :n_items][:, ~estimable] = np.nan
+    return out
+
+
+def _extra_estimates(result: BTResult) -> np.ndarray:
+    effects = ([result.order_effect] if result.order_effect else []) + (
+        result.covariate_effects or []
+    )
+    return np.array([effect.estimate for effect in effects], dtype=float)
+
+
+def _percentiles(estimates: np.ndarray, level: float) -> BootstrapResult:
+    ok = np.isfinite(estimates).any(axis=1)
+    tail = 100 * (1 - level) / 2
+    good = estimates[ok]
+    return BootstrapResult(
+        ci_low=np.percentile(good, tail, axis=0),
+        ci_high=np.percentile(good, 100 - tail, axis=0),
+        se=good.std(axis=0, ddof=1),
+        estimates=estimates,
+        n_failed=int((~ok).sum()),
+        level=level,
+    )
+
+
+# ---------------------------------------------------------------- multiplicity and reliability
+
+
+def holm(pvalues: np.ndarray) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (nan entries stay nan and do not count)."""
+    pvalues = np.asarray(pvalues, float)
+    adjusted = np.full(pvalues.shape, np.nan)
+    present = np.flatnonzero(np.isfinite(pvalues))
+    order = present[np.argsort(pvalues[present], kind="stable")]
+    m = len(order)
+    stepped = (m - np.arange(m)) * pvalues[order]
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(stepped))
+    return adjusted
+
+
+def centred_abilities(result: BTResult) -> tuple[np.ndarray, np.ndarray]:
+    """Abilities centred to mean zero and their SEs, V' = M V M^T (reference-free)."""
+    k = len(result.item_names)
+    centring = np.eye(k) - 1.0 / k
+    covariance = centring @ result.covariance[:k, :k] @ centring.T
+    return centring @ result.estimates, np.sqrt(np.clip(np.diag(covariance), 0, None))
+
+
+def separation_reliability(result: BTResult) -> float:
+    """Rasch-style separation reliability (var(est) - mean(se^2)) / var(est).
+
+    Uses centred abilities so that the answer does not depend on the reference item (whose
+    reference-coded SE would be an artificial 0); var uses ddof=1. It can be negative when
+    the abilities differ less than their noise.
+    """
+    estimates, se = centred_abilities(result)
+    variance = np.var(estimates, ddof=1)
+    return float((variance - np.mean(se**2)) / variance)
+
+
+def split_half_reliability(
+    winners: np.ndarray,
+    losers: np.ndarray,
+    clusters: np.ndarray,
+    n_items: int,
+    reference: int,
+    rng: np.random.Generator,
+    *,
+    counts: np.ndarray | None = None,
+    n_splits: int = 100,
+) -> float:
+    """Mean Spearman-Brown corrected correlation between abilities fitted on random halves
+    of the participants (splits where a half has an infinite ability are skipped)."""
+    winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
+    tables = cluster_tables(winners, losers, n_items, clusters, counts=counts)
+    halves = rng.permuted(
+        np.tile(np.arange(tables.n_clusters) % 2, (n_splits, 1)), axis=1
+    )
+    multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
+    full = fit(winners, losers, n_items, reference=reference, counts=counts)
+    estimates = _refit(
+        tables, multiplicity, n_items, reference, np.ones(n_items, bool), full
+    )
+    first_half, second_half = estimates[:n_splits], estimates[n_splits:]
+    correlations = np.array(
+        [np.corrcoef(x, y)[0, 1] for x, y in zip(first_half, second_half, strict=True)]
+    )
+    r = np.nanmean(correlations)
+    return float(2 * r / (1 + r))
+
+
+def first_position_rate(
+    first: np.ndarray, winners: np.ndarray, counts: np.ndarray | None = None
+) -> float:
+    """Share of comparisons with a known first item (first >= 0) won by the item shown first."""
+    first, winners = np.asarray(first), np.asarray(winners)
+    counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
+    known = first >= 0
+    return float(counts[known & (first == winners)].sum() / counts[known].sum())
+
+
+# ---------------------------------------------------------------- simulation
+
+
+def simulate(
+    abilities: np.ndarray,
+    first_items: np.ndarray,
+    second_items: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    order_effect: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One outcome per (first, second) pair: P(first wins) = expit(l_f - l_s + delta)."""
+    abilities = np.asarray(abilities, float)
+    first_items, second_items = np.asarray(first_items), np.asarray(second_items)
+    eta = abilities[first_items] - abilities[second_items] + order_effect
+    first_wins = rng.random(len(first_items)) < 1.0 / (1.0 + np.exp(-eta))
+    winners = np.where(first_wins, first_items, second_items)
+    losers = np.where(first_wins, second_items, first_items)
+    return winners, losers
