@@ -24,6 +24,8 @@ from scipy import sparse, stats
 from scipy.sparse import csgraph
 
 Z95 = stats.norm.ppf(0.975)
+# Log-odds beyond this mean separation: Newton only crept towards infinity.
+DIVERGED = 20.0
 
 
 # ---------------------------------------------------------------- results
@@ -43,9 +45,7 @@ class Effect:
 
     def as_dict(self) -> dict:
         numbers = ("estimate", "se", "z", "p", "ci_low", "ci_high")
-        return {"name": self.name} | {
-            key: _json_number(getattr(self, key)) for key in numbers
-        }
+        return {"name": self.name} | {key: _json_number(getattr(self, key)) for key in numbers}
 
 
 @dataclass
@@ -78,18 +78,14 @@ class BTResult:
         """Estimate and SE of sum(w * lambda), using the full covariance."""
         w = np.zeros(len(self.covariance))
         w[: len(weights)] = weights
-        return float(w @ np.nan_to_num(self.estimates)), float(
-            np.sqrt(w @ self.covariance @ w)
-        )
+        return float(w @ np.nan_to_num(self.estimates)), float(np.sqrt(w @ self.covariance @ w))
 
     def difference(self, first: int, second: int) -> Effect:
         """Wald test of lambda_first - lambda_second."""
         weights = np.zeros(len(self.item_names))
         weights[first], weights[second] = 1.0, -1.0
         estimate, se = self.contrast(weights)
-        if not (
-            np.isfinite(self.estimates[first]) and np.isfinite(self.estimates[second])
-        ):
+        if not (np.isfinite(self.estimates[first]) and np.isfinite(self.estimates[second])):
             estimate, se = math.nan, math.nan
         name = f"{self.item_names[first]} - {self.item_names[second]}"
         return _wald(name, estimate, se)
@@ -107,9 +103,7 @@ class BTResult:
             "items": [self._item_dict(k) for k in range(len(self.item_names))],
             "order_effect": self.order_effect.as_dict() if self.order_effect else None,
             "covariate_effects": (
-                None
-                if self.covariate_effects is None
-                else [effect.as_dict() for effect in self.covariate_effects]
+                None if self.covariate_effects is None else [effect.as_dict() for effect in self.covariate_effects]
             ),
             "problems": list(self.problems),
         }
@@ -165,9 +159,7 @@ class Grouped:
     row_of_comparison: np.ndarray  # which row each input comparison landed in
 
 
-def order_signs(
-    winners: np.ndarray, losers: np.ndarray, first: np.ndarray | None
-) -> np.ndarray:
+def order_signs(winners: np.ndarray, losers: np.ndarray, first: np.ndarray | None) -> np.ndarray:
     """z = +1 if the winner was shown first, -1 if the loser was, 0 if unknown."""
     if first is None:
         return np.zeros(len(winners), dtype=np.int64)
@@ -187,11 +179,7 @@ def group_comparisons(
     """Collapse comparisons into binomial rows keyed by (pair, order sign, covariates)."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
-    signs = (
-        np.zeros(len(winners), np.int64)
-        if signs is None
-        else np.asarray(signs, np.int64)
-    )
+    signs = np.zeros(len(winners), np.int64) if signs is None else np.asarray(signs, np.int64)
     a, b = np.minimum(winners, losers), np.maximum(winners, losers)
     a_won = winners == a
     # Columns are stated from a's side: flip sign when a is the loser.
@@ -201,9 +189,7 @@ def group_comparisons(
         rows, inverse = _compact_keys(pair_key, n_items * n_items * 3)
         extra_cols = np.zeros((len(winners), 0))
     else:
-        extra_cols = (
-            np.asarray(covariates, float).reshape(len(winners), -1) * flip[:, None]
-        )
+        extra_cols = np.asarray(covariates, float).reshape(len(winners), -1) * flip[:, None]
         combined = np.column_stack([pair_key, extra_cols])
         rows, inverse = np.unique(combined, axis=0, return_inverse=True)
         rows = rows[:, 0].astype(np.int64)
@@ -252,18 +238,14 @@ def _scatter(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
     """Per-batch bincount: out[r, k] = sum of values[r, g] where index[g] == k."""
     batch = values.shape[0]
     flat = (np.arange(batch)[:, None] * size + index[None, :]).ravel()
-    return np.bincount(flat, values.ravel(), minlength=batch * size).reshape(
-        batch, size
-    )
+    return np.bincount(flat, values.ravel(), minlength=batch * size).reshape(batch, size)
 
 
 def _linear_predictor(theta: np.ndarray, a, b, extra, n_items) -> np.ndarray:
     return theta[:, a] - theta[:, b] + theta[:, n_items:] @ extra.T
 
 
-def _log_likelihood(
-    eta: np.ndarray, wins: np.ndarray, totals: np.ndarray
-) -> np.ndarray:
+def _log_likelihood(eta: np.ndarray, wins: np.ndarray, totals: np.ndarray) -> np.ndarray:
     return (wins * eta - totals * np.logaddexp(0.0, eta)).sum(axis=1)
 
 
@@ -278,14 +260,10 @@ def _score_and_information(theta, a, b, extra, wins, totals, n_items):
     score[:, :n_items] = _scatter(a, residual, n_items) - _scatter(b, residual, n_items)
     score[:, n_items:] = residual @ extra
     info = np.zeros((batch, size, size))
-    pair = _scatter(a * n_items + b, weight, n_items * n_items).reshape(
-        batch, n_items, n_items
-    )
+    pair = _scatter(a * n_items + b, weight, n_items * n_items).reshape(batch, n_items, n_items)
     item_block = -(pair + pair.transpose(0, 2, 1))
     diag = np.arange(n_items)
-    item_block[:, diag, diag] = _scatter(a, weight, n_items) + _scatter(
-        b, weight, n_items
-    )
+    item_block[:, diag, diag] = _scatter(a, weight, n_items) + _scatter(b, weight, n_items)
     info[:, :n_items, :n_items] = item_block
     for c in range(extra.shape[1]):
         weighted = weight * extra[:, c]
@@ -322,40 +300,27 @@ def fit_batch(
         mask[:n_items] = estimable
     mask[reference] = False
     free = np.flatnonzero(mask)
-    theta = (
-        np.zeros((batch, size))
-        if start is None
-        else np.array(np.broadcast_to(start, (batch, size)))
-    )
+    theta = np.zeros((batch, size)) if start is None else np.array(np.broadcast_to(start, (batch, size)))
     args = (grouped.a, grouped.b, grouped.extra)
     active = np.ones(batch, bool)
     iterations = 0
-    for iterations in range(1, max_iter + 1):
+    while active.any() and iterations < max_iter:
+        iterations += 1
         idx = np.flatnonzero(active)
-        score, info = _score_and_information(
-            theta[idx], *args, wins[idx], totals[idx], n_items
-        )
+        score, info = _score_and_information(theta[idx], *args, wins[idx], totals[idx], n_items)
         step = _solve(info[:, free[:, None], free], score[:, free])
         gain = 0.5 * np.einsum("ri,ri->r", score[:, free], step)
-        theta[np.ix_(idx, free)] = _halved(
-            theta[idx], step, free, args, wins[idx], totals[idx], n_items
-        )
+        theta[np.ix_(idx, free)] = _halved(theta[idx], step, free, args, wins[idx], totals[idx], n_items)
         active[idx[gain <= tol]] = False
-        if not active.any():
-            break
     _, info = _score_and_information(theta, *args, wins, totals, n_items)
     finite = np.isfinite(theta).all(axis=1)
-    return BatchFit(
-        theta, info[:, free[:, None], free], ~active & finite, iterations, free
-    )
+    return BatchFit(theta, info[:, free[:, None], free], ~active & finite, iterations, free)
 
 
 def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.solve(matrix, rhs[..., None])[..., 0]
-    except (
-        np.linalg.LinAlgError
-    ):  # a singular member: least squares keeps the rest going
+    except np.linalg.LinAlgError:  # a singular member: least squares keeps the rest going
         return np.einsum("rij,rj->ri", np.linalg.pinv(matrix), rhs)
 
 
@@ -378,18 +343,14 @@ def _halved(theta, step, free, args, wins, totals, n_items, tries=30):
 
 
 def _win_matrix(winners, losers, counts, n_items) -> np.ndarray:
-    return np.bincount(
-        winners * n_items + losers, counts, minlength=n_items**2
-    ).reshape(n_items, n_items)
+    return np.bincount(winners * n_items + losers, counts, minlength=n_items**2).reshape(n_items, n_items)
 
 
 def _quote(names, members) -> str:
     return ", ".join(f"'{names[m]}'" for m in members)
 
 
-def find_problems(
-    win_matrix: np.ndarray, reference: int, names: list[str]
-) -> tuple[list[str], np.ndarray]:
+def find_problems(win_matrix: np.ndarray, reference: int, names: list[str]) -> tuple[list[str], np.ndarray]:
     """Words about what stops finite ML estimates, and which items can be estimated.
 
     Finite estimates exist exactly for the items in the reference's strongly connected
@@ -401,10 +362,7 @@ def find_problems(
     n_weak, weak = csgraph.connected_components(graph, directed=True, connection="weak")
     _, strong = csgraph.connected_components(graph, directed=True, connection="strong")
     estimable = strong == strong[reference]
-    problems = [
-        f"'{names[k]}' has no comparisons: its ability cannot be estimated."
-        for k in np.flatnonzero(~played)
-    ]
+    problems = [f"'{names[k]}' has no comparisons: its ability cannot be estimated." for k in np.flatnonzero(~played)]
     groups = [np.flatnonzero(weak == c) for c in range(n_weak)]
     groups = [g for g in groups if played[g].any()]
     if len(groups) > 1:
@@ -413,22 +371,16 @@ def find_problems(
             f"The comparison graph is disconnected ({len(groups)} components: {listed}). Items outside "
             f"the component of '{names[reference]}' cannot be compared with it and get no estimate."
         )
-    above = _reachable(
-        graph.T, reference
-    )  # items with a chain of wins down to the reference
+    above = _reachable(graph.T, reference)  # items with a chain of wins down to the reference
     below = _reachable(graph, reference)
     for component in np.unique(strong[(weak == weak[reference]) & ~estimable]):
         members = np.flatnonzero(strong == component)
-        problems.append(
-            _infinite_message(win_matrix, members, names, reference, above, below)
-        )
+        problems.append(_infinite_message(win_matrix, members, names, reference, above, below))
     return problems, estimable & played
 
 
 def _reachable(graph, start: int) -> np.ndarray:
-    order = csgraph.breadth_first_order(
-        graph, start, directed=True, return_predecessors=False
-    )
+    order = csgraph.breadth_first_order(graph, start, directed=True, return_predecessors=False)
     mask = np.zeros(graph.shape[0], bool)
     mask[order] = True
     return mask
@@ -479,9 +431,7 @@ def fit(
     connected component are fitted and the other items' estimates are nan.
     """
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
-    names = (
-        list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
-    )
+    names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
     _check_inputs(winners, losers, n_items, reference, names)
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
     if covariates is not None:
@@ -511,14 +461,12 @@ def fit(
         tol=tol,
     )
     extra_names = (["order"] if signs is not None and signs.any() else []) + [
-        f"covariate {c}"
-        for c in range(0 if covariates is None else covariates.shape[1])
+        f"covariate {c}" for c in range(0 if covariates is None else covariates.shape[1])
     ]
-    result = _result(
-        grouped, batch, wins_matrix, problems, names, reference, extra_names
-    )
+    result = _result(grouped, batch, wins_matrix, problems, names, reference, extra_names)
     if first is not None and result.order_effect is None:
         result.order_effect = _wald("order", math.nan, math.nan)
+        result.converged = False
     if covariates is None:
         result.covariate_effects = None
     return result
@@ -538,25 +486,20 @@ def _check_inputs(winners, losers, n_items, reference, names) -> None:
         raise ValueError("an item cannot be compared with itself.")
 
 
-def _result(
-    grouped, batch, wins_matrix, problems, names, reference, extra_names
-) -> BTResult:
+def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names) -> BTResult:
     n_items = len(names)
     converged = bool(batch.converged[0])
     if not converged:
-        problems.append(
-            f"The fit did not converge in {batch.iterations} iterations; estimates are left empty."
-        )
+        problems.append(f"The fit did not converge in {batch.iterations} iterations; estimates are left empty.")
     estimated = np.zeros(len(batch.theta[0]), bool)
     estimated[batch.free] = converged
     estimated[reference] = True
     covariance = np.zeros((len(estimated), len(estimated)))
     covariance[np.ix_(batch.free, batch.free)] = _invert(batch.information[0])
+    estimated &= ~_diverged(batch.theta[0], np.diag(covariance), names + extra_names, problems)
     theta = np.where(estimated, batch.theta[0], np.nan)
     se = np.where(estimated, np.sqrt(np.clip(np.diag(covariance), 0, None)), np.nan)
-    eta = _linear_predictor(
-        np.nan_to_num(theta)[None], grouped.a, grouped.b, grouped.extra, n_items
-    )
+    eta = _linear_predictor(np.nan_to_num(theta)[None], grouped.a, grouped.b, grouped.extra, n_items)
     tests = [_wald(name, theta[k], se[k]) for k, name in enumerate(names + extra_names)]
     tests[reference] = Effect(names[reference], 0.0, 0.0, math.nan, math.nan, 0.0, 0.0)
     effects = tests[n_items:]
@@ -574,18 +517,30 @@ def _result(
         wins=wins_matrix.sum(axis=1),
         losses=wins_matrix.sum(axis=0),
         n_comparisons=round(wins_matrix.sum()),
-        log_likelihood=float(
-            _log_likelihood(eta, grouped.wins[None], grouped.totals[None])[0]
-        ),
+        log_likelihood=float(_log_likelihood(eta, grouped.wins[None], grouped.totals[None])[0]),
         deviance=_deviance(eta[0], grouped.wins, grouped.totals),
         null_deviance=_deviance(np.zeros(len(grouped.a)), grouped.wins, grouped.totals),
-        converged=converged and bool(np.isfinite(theta[:n_items]).all()),
+        converged=converged and bool(np.isfinite(theta).all()),
         iterations=batch.iterations,
         order_effect=order,
         covariate_effects=effects,
         problems=problems,
         covariance=covariance,
     )
+
+
+def _diverged(theta, variance, names, problems) -> np.ndarray:
+    """Estimates that ran off to infinity (separation) or have no finite variance."""
+    runaway = np.abs(theta) > DIVERGED
+    for k in np.flatnonzero(runaway):
+        problems.append(
+            f"The estimate for '{names[k]}' diverges (|{theta[k]:.0f}| log-odds): its outcomes are "
+            "perfectly separated, so its ability or effect is infinite; its estimate is left empty."
+        )
+    singular = ~np.isfinite(variance)
+    if singular.any():
+        problems.append("The model is not identifiable (singular information matrix); estimates are left empty.")
+    return runaway | singular
 
 
 def _invert(information: np.ndarray) -> np.ndarray:
@@ -625,13 +580,9 @@ class ClusterTables:
         return (self.wins.T @ multiplicity.T).T, (self.totals.T @ multiplicity.T).T
 
 
-def cluster_tables(
-    winners, losers, n_items, clusters, *, counts=None, signs=None, covariates=None
-) -> ClusterTables:
+def cluster_tables(winners, losers, n_items, clusters, *, counts=None, signs=None, covariates=None) -> ClusterTables:
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
-    grouped = group_comparisons(
-        winners, losers, n_items, counts=counts, signs=signs, covariates=covariates
-    )
+    grouped = group_comparisons(winners, losers, n_items, counts=counts, signs=signs, covariates=covariates)
     _, cluster = np.unique(np.asarray(clusters), return_inverse=True)
     cluster = cluster.ravel()
     n_clusters = int(cluster.max()) + 1
@@ -698,23 +649,15 @@ def bootstrap(
 def _count_draws(draws: np.ndarray, size: int) -> np.ndarray:
     """How often each participant was drawn, per replicate."""
     flat = (np.arange(len(draws))[:, None] * size + draws).ravel()
-    return (
-        np.bincount(flat, minlength=len(draws) * size)
-        .reshape(len(draws), size)
-        .astype(float)
-    )
+    return np.bincount(flat, minlength=len(draws) * size).reshape(len(draws), size).astype(float)
 
 
 def _refit(tables, multiplicity, n_items, reference, estimable, full) -> np.ndarray:
     """Estimates per batch member; nan where an ability is infinite or Newton failed."""
     wins, totals = tables.combine(multiplicity)
     grouped = tables.grouped
-    item_wins = _scatter(grouped.a, wins, n_items) + _scatter(
-        grouped.b, totals - wins, n_items
-    )
-    item_losses = _scatter(grouped.a, totals - wins, n_items) + _scatter(
-        grouped.b, wins, n_items
-    )
+    item_wins = _scatter(grouped.a, wins, n_items) + _scatter(grouped.b, totals - wins, n_items)
+    item_losses = _scatter(grouped.a, totals - wins, n_items) + _scatter(grouped.b, wins, n_items)
     finite = ((item_wins > 0) & (item_losses > 0) | ~estimable).all(axis=1)
     start = np.nan_to_num(np.concatenate([full.estimates, _extra_estimates(full)]))
     out = np.full((len(wins), len(start)), np.nan)
@@ -735,9 +678,7 @@ def _refit(tables, multiplicity, n_items, reference, estimable, full) -> np.ndar
 
 
 def _extra_estimates(result: BTResult) -> np.ndarray:
-    effects = ([result.order_effect] if result.order_effect else []) + (
-        result.covariate_effects or []
-    )
+    effects = ([result.order_effect] if result.order_effect else []) + (result.covariate_effects or [])
     return np.array([effect.estimate for effect in effects], dtype=float)
 
 
@@ -805,25 +746,17 @@ def split_half_reliability(
     of the participants (splits where a half has an infinite ability are skipped)."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     tables = cluster_tables(winners, losers, n_items, clusters, counts=counts)
-    halves = rng.permuted(
-        np.tile(np.arange(tables.n_clusters) % 2, (n_splits, 1)), axis=1
-    )
+    halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (n_splits, 1)), axis=1)
     multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
     full = fit(winners, losers, n_items, reference=reference, counts=counts)
-    estimates = _refit(
-        tables, multiplicity, n_items, reference, np.ones(n_items, bool), full
-    )
+    estimates = _refit(tables, multiplicity, n_items, reference, np.ones(n_items, bool), full)
     first_half, second_half = estimates[:n_splits], estimates[n_splits:]
-    correlations = np.array(
-        [np.corrcoef(x, y)[0, 1] for x, y in zip(first_half, second_half, strict=True)]
-    )
+    correlations = np.array([np.corrcoef(x, y)[0, 1] for x, y in zip(first_half, second_half, strict=True)])
     r = np.nanmean(correlations)
     return float(2 * r / (1 + r))
 
 
-def first_position_rate(
-    first: np.ndarray, winners: np.ndarray, counts: np.ndarray | None = None
-) -> float:
+def first_position_rate(first: np.ndarray, winners: np.ndarray, counts: np.ndarray | None = None) -> float:
     """Share of comparisons with a known first item (first >= 0) won by the item shown first."""
     first, winners = np.asarray(first), np.asarray(winners)
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)

@@ -1,0 +1,3 @@
+app_name = "llm_collect"
+
+urlpatterns: list = []

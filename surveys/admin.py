@@ -1,0 +1,250 @@
+"""The researcher's admin: studies with their parts inline, answers side by side, status changes."""
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from .answers import select_answer
+from .lifecycle import close_study, go_live, missing_for_live
+from .models import Answer, Assignment, Cell, Feature, Judgment, Participant, Question, Study, System, Vignette
+
+
+class QuestionInline(admin.TabularInline):
+    model = Question
+    extra = 0
+    fields = ["position", "key", "text"]
+
+
+class VignetteInline(admin.StackedInline):
+    model = Vignette
+    extra = 0
+    fields = [("position", "key", "character"), "source", "text"]
+    show_change_link = True
+
+
+class SystemInline(admin.TabularInline):
+    model = System
+    extra = 0
+    fields = ["position", "key", "label", "kind", "provider", "model", "base_url", "api_key_env", "parameters"]
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
+    list_filter = ["status"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link"]
+    inlines = [QuestionInline, VignetteInline, SystemInline]
+    actions = ["make_live", "make_closed"]
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
+        (
+            "Design",
+            {
+                "fields": [
+                    "repetitions",
+                    "vignettes_per_participant",
+                    "order_rule",
+                    "answers_per_respondent",
+                    "reservation_minutes",
+                ]
+            },
+        ),
+        (
+            "Quality and Prolific policy",
+            {
+                "description": (
+                    "Prolific's rules: a single failed attention check may justify rejection only in a study "
+                    "advertised under five minutes; being screened out is never a reason to reject; 'too fast' "
+                    "means exceptionally fast against this study's own times."
+                ),
+                "fields": [
+                    "minimum_seconds",
+                    "fast_fraction_of_median",
+                    "estimated_minutes",
+                    "attention_prompt",
+                    "attention_options",
+                    "invalid_policy",
+                    "prolific_study_id",
+                    "completion_code",
+                    "failed_attention_code",
+                    "no_consent_code",
+                    "screened_out_code",
+                ],
+            },
+        ),
+        ("LLM instrument", {"classes": ["collapse"], "fields": ["system_prompt", "user_prompt"]}),
+        ("History", {"classes": ["collapse"], "fields": ["went_live_at", "closed_at"]}),
+    ]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        if "reference_system" in form.base_fields:
+            systems = System.objects.filter(study=obj) if obj else System.objects.none()
+            form.base_fields["reference_system"].queryset = systems
+        return form
+
+    @admin.display(description="Ready to go live?")
+    def readiness(self, study: Study) -> str:
+        if study.pk is None or study.status != Study.Status.DRAFT:
+            return "—"
+        problems = missing_for_live(study)
+        return "Yes" if not problems else "Missing: " + "; ".join(problems)
+
+    @admin.display(description="Answers")
+    def answers_link(self, study: Study) -> str:
+        if study.pk is None:
+            return "—"
+        return format_html(
+            '<a href="{}">All answers, side by side per vignette</a>',
+            reverse("admin:surveys_study_answers", args=[study.pk]),
+        )
+
+    @admin.action(description="Go live (checks that every system × vignette has a selected answer)")
+    def make_live(self, request, queryset):
+        self._change_status(request, queryset, go_live, "is live")
+
+    @admin.action(description="Close")
+    def make_closed(self, request, queryset):
+        self._change_status(request, queryset, close_study, "is closed")
+
+    def _change_status(self, request, queryset, change, done: str) -> None:
+        for study in queryset:
+            try:
+                change(study=study)
+            except ValidationError as exc:
+                self.message_user(request, " ".join(exc.messages), messages.ERROR)
+            else:
+                self.message_user(request, f"Study '{study.slug}' {done}.", messages.SUCCESS)
+
+    def get_urls(self):
+        own = [
+            path(
+                "<int:study_id>/answers/",
+                self.admin_site.admin_view(self.answers_view),
+                name="surveys_study_answers",
+            ),
+            path(
+                "<int:study_id>/answers/<int:answer_id>/select/",
+                self.admin_site.admin_view(self.select_view),
+                name="surveys_study_select_answer",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def answers_view(self, request, study_id: int):
+        """Every system's answers to each vignette side by side, with the selected one marked."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not self.has_view_permission(request, study):
+            raise PermissionDenied
+        systems = list(study.systems.all())
+        answers = (
+            Answer.objects.for_study(study)
+            .select_related("system", "vignette", "selected_by")
+            .prefetch_related("features")
+        )
+        grid: dict[int, dict[int, list[Answer]]] = {}
+        for answer in answers:
+            grid.setdefault(answer.vignette_id, {}).setdefault(answer.system_id, []).append(answer)
+        rows = [
+            {"vignette": v, "columns": [{"system": s, "answers": grid.get(v.pk, {}).get(s.pk, [])} for s in systems]}
+            for v in study.vignettes.all()
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "study": study,
+            "systems": systems,
+            "rows": rows,
+            "title": f"Answers of {study.name}",
+            "can_select": study.status == Study.Status.DRAFT and self.has_change_permission(request, study),
+        }
+        return TemplateResponse(request, "admin/surveys/study_answers.html", context)
+
+    def select_view(self, request, study_id: int, answer_id: int):
+        answer = get_object_or_404(Answer, pk=answer_id, vignette__study_id=study_id)
+        if request.method != "POST" or not self.has_change_permission(request, answer.vignette.study):
+            return redirect("admin:surveys_study_answers", study_id)
+        try:
+            select_answer(answer=answer, user=request.user)
+        except ValidationError as exc:
+            self.message_user(request, " ".join(exc.messages), messages.ERROR)
+        else:
+            self.message_user(request, f"Selected {answer} for judging.", messages.SUCCESS)
+        return redirect(reverse("admin:surveys_study_answers", args=[study_id]) + f"#vignette-{answer.vignette_id}")
+
+
+class FeatureInline(admin.TabularInline):
+    model = Feature
+    extra = 0
+    fields = ["position", "feature", "weight", "reason"]
+
+
+@admin.register(Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "system", "vignette", "sample", "selected", "origin", "selected_by", "selected_at"]
+    list_filter = ["vignette__study", "system__kind", "selected", "origin"]
+    search_fields = ["action", "system__key", "vignette__key"]
+    readonly_fields = ["selected", "selected_by", "selected_at", "created_at"]
+    inlines = [FeatureInline]
+    list_select_related = ["system", "vignette", "selected_by"]
+
+    def save_formset(self, request, form, formset, change):
+        # Features are saved one by one; check the weights as a whole before anything is written.
+        if formset.model is Feature:
+            weights = [
+                f.cleaned_data.get("weight") or 0
+                for f in formset.forms
+                if f.cleaned_data and not f.cleaned_data.get("DELETE")
+            ]
+            if weights and sum(weights) != 100:
+                raise ValidationError(f"Weights sum to {sum(weights)}, not 100.")
+        super().save_formset(request, form, formset, change)
+
+
+@admin.register(Cell)
+class CellAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "target", "completed", "reserved"]
+    list_filter = ["study"]
+    list_select_related = ["vignette", "answer_a__system", "answer_b__system", "study"]
+
+    def has_add_permission(self, request):
+        return False  # cells come from the comparison plan when a study goes live
+
+
+class AssignmentInline(admin.TabularInline):
+    model = Assignment
+    extra = 0
+    fields = ["position", "vignette", "first_answer", "second_answer", "status", "seconds", "completed_at"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = [
+        "prolific_pid",
+        "study",
+        "status",
+        "exclusion",
+        "first_position_share",
+        "seconds_total",
+        "prolific_status",
+        "review_status",
+        "started_at",
+    ]
+    list_filter = ["study", "status", "exclusion", "is_preview"]
+    search_fields = ["prolific_pid", "session_id"]
+    readonly_fields = ["started_at", "finished_at", "consented_at"]
+    inlines = [AssignmentInline]
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "question", "winner", "winner_position", "seconds_on_page", "created_at"]
+    list_filter = ["question__study", "question__key", "winner_position"]
+    list_select_related = ["assignment__participant", "question", "winner__system", "winner__vignette"]

@@ -1,0 +1,78 @@
+"""A study's way from draft to live to closed, and the comparison plan it gets on going live."""
+
+from itertools import combinations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from .models import Answer, Cell, Study
+
+
+def missing_for_live(study: Study) -> list[str]:
+    """Everything that stops the study from going live, in words a researcher can act on."""
+    problems = []
+    systems = list(study.systems.all())
+    vignettes = list(study.vignettes.all())
+    if len(systems) < 2:
+        problems.append(f"at least two systems are needed (the study has {len(systems)})")
+    if study.reference_system_id is None:
+        problems.append("no reference system is set")
+    elif study.reference_system_id not in {s.pk for s in systems}:
+        problems.append("the reference system is not one of the study's systems")
+    if not vignettes:
+        problems.append("the study has no vignettes")
+    if not study.questions.exists():
+        problems.append("the study has no questions")
+    if vignettes and study.vignettes_per_participant > len(vignettes):
+        problems.append(
+            f"each participant is to judge {study.vignettes_per_participant} vignettes, "
+            f"but the study has only {len(vignettes)}"
+        )
+    selected = set(Answer.objects.for_study(study).selected().values_list("system_id", "vignette_id"))
+    for vignette in vignettes:
+        for system in systems:
+            if (system.pk, vignette.pk) not in selected:
+                problems.append(f"no selected answer for system '{system.key}' on vignette '{vignette.key}'")
+    return problems
+
+
+@transaction.atomic
+def go_live(*, study: Study) -> Study:
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.DRAFT:
+        raise ValidationError(f"Study '{study.slug}' is {study.status}; only a draft can go live.")
+    problems = missing_for_live(study)
+    if problems:
+        raise ValidationError([f"Study '{study.slug}' cannot go live: " + "; ".join(problems) + "."])
+    build_comparison_plan(study=study)
+    study.status = Study.Status.LIVE
+    study.went_live_at = timezone.now()
+    study.save(update_fields=["status", "went_live_at"])
+    return study
+
+
+def build_comparison_plan(*, study: Study) -> int:
+    """One cell per unordered pair of selected answers on each vignette, each wanting R judges."""
+    selected = Answer.objects.for_study(study).selected().order_by("vignette_id", "system__position", "system_id")
+    by_vignette: dict[int, list[Answer]] = {}
+    for answer in selected:
+        by_vignette.setdefault(answer.vignette_id, []).append(answer)
+    cells = [
+        Cell(study=study, vignette_id=vignette_id, answer_a=a, answer_b=b, target=study.repetitions)
+        for vignette_id, answers in by_vignette.items()
+        for a, b in combinations(answers, 2)
+    ]
+    Cell.objects.bulk_create(cells, ignore_conflicts=True)
+    return len(cells)
+
+
+@transaction.atomic
+def close_study(*, study: Study) -> Study:
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status != Study.Status.LIVE:
+        raise ValidationError(f"Study '{study.slug}' is {study.status}; only a live study can be closed.")
+    study.status = Study.Status.CLOSED
+    study.closed_at = timezone.now()
+    study.save(update_fields=["status", "closed_at"])
+    return study
