@@ -421,6 +421,20 @@ class Assignment(models.Model):
         return f"{self.participant} page {self.position}"
 
 
+class JudgmentQuerySet(models.QuerySet):
+    def valid(self):
+        """Judgments that enter the analysis: completed, unexcluded, real (not preview) participants."""
+        return self.filter(
+            assignment__status=Assignment.Status.COMPLETED,
+            assignment__participant__status=Participant.Status.COMPLETED,
+            assignment__participant__exclusion="",
+            assignment__participant__is_preview=False,
+        )
+
+    def for_study(self, study):
+        return self.filter(question__study=study)
+
+
 class Judgment(models.Model):
     """One pick on one question of one assignment."""
 
@@ -435,6 +449,8 @@ class Judgment(models.Model):
     winner_position = models.CharField(max_length=6, choices=Position.choices)
     seconds_on_page = models.FloatField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = JudgmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["assignment", "question"]

@@ -4,7 +4,7 @@ from django.db import connection
 from django.http import HttpResponse
 from django.shortcuts import render
 
-from .models import Study
+from ..models import Study
 
 
 def healthz(request):
