@@ -656,8 +656,7 @@ def _refit(tables, multiplicity, n_items, reference, estimable, full) -> np.ndar
     """Estimates per batch member; nan where an ability is infinite or Newton failed."""
     wins, totals = tables.combine(multiplicity)
     grouped = tables.grouped
-    item_wins = _scatter(grouped.a, wins, n_items) + _scatter(grouped.b, totals - wins, n_items)
-    item_losses = _scatter(grouped.a, totals - wins, n_items) + _scatter(grouped.b, wins, n_items)
+    item_wins, item_losses = item_wins_and_losses(grouped, wins, totals, n_items)
     finite = ((item_wins > 0) & (item_losses > 0) | ~estimable).all(axis=1)
     start = np.nan_to_num(np.concatenate([full.estimates, _extra_estimates(full)]))
     out = np.full((len(wins), len(start)), np.nan)
@@ -675,6 +674,14 @@ def _refit(tables, multiplicity, n_items, reference, estimable, full) -> np.ndar
         out[np.flatnonzero(finite)[batch.converged]] = batch.theta[batch.converged]
     out[:, :n_items][:, ~estimable] = np.nan
     return out
+
+
+def item_wins_and_losses(grouped: Grouped, wins, totals, n_items) -> tuple[np.ndarray, np.ndarray]:
+    """Per batch member, how often each item won and lost on the binomial rows."""
+    losses = totals - wins
+    item_wins = _scatter(grouped.a, wins, n_items) + _scatter(grouped.b, losses, n_items)
+    item_losses = _scatter(grouped.a, losses, n_items) + _scatter(grouped.b, wins, n_items)
+    return item_wins, item_losses
 
 
 def _extra_estimates(result: BTResult) -> np.ndarray:
