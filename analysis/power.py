@@ -169,7 +169,10 @@ def repetitions_needed(
     max_repetitions: int = 200,
 ) -> int | None:
     """Smallest repetitions per cell whose simulated power reaches `target_power` (None if
-    even `max_repetitions` does not). Bisection: power rises with repetitions."""
+    even `max_repetitions` does not). Bisection: power rises with repetitions, and every
+    candidate uses the same seed so that simulation noise does not break that order."""
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % 2**63)
 
     def reaches(repetitions: int) -> bool:
         result = power_analysis(

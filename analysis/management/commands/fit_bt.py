@@ -1,0 +1,93 @@
+"""`manage.py fit_bt FILE.csv --reference ITEM [--order-effect] [--json]`: fit any comparison file."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis import bradley_terry
+from analysis.comparison_files import ComparisonFileError, read_comparisons
+
+
+class Command(BaseCommand):
+    help = "Fit a Bradley-Terry model to a CSV of comparisons (winner,loser[,n][,first])."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="CSV with columns winner,loser and optionally n and first")
+        parser.add_argument("--reference", required=True, help="item whose ability is fixed at 0")
+        parser.add_argument(
+            "--order-effect", action="store_true", help="estimate an effect of being shown first (needs `first`)"
+        )
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args, **options):
+        try:
+            data = read_comparisons(options["file"])
+            reference = data.index_of(options["reference"])
+        except ComparisonFileError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["order_effect"] and data.first is None:
+            raise CommandError("--order-effect needs a `first` column naming the item shown first.")
+        result = bradley_terry.fit(
+            data.winners,
+            data.losers,
+            len(data.item_names),
+            reference=reference,
+            counts=data.counts,
+            first=data.first if options["order_effect"] else None,
+            item_names=data.item_names,
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps(_summary(result), allow_nan=False))
+        else:
+            self.stdout.write(format_table(result))
+
+
+def _summary(result: bradley_terry.BTResult) -> dict:
+    keys = ("reference", "n_comparisons", "log_likelihood", "converged", "items", "order_effect", "problems")
+    full = result.as_dict()
+    return {key: full[key] for key in keys}
+
+
+def _stars(p: float) -> str:
+    if not p == p:  # nan: the reference or an empty estimate
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "." if p < 0.1 else ""
+
+
+def _number(value: float, width: int = 9, digits: int = 4) -> str:
+    return f"{'-':>{width}}" if not value == value else f"{value:>{width}.{digits}f}"
+
+
+def _p(value: float) -> str:
+    return f"{'-':>9}" if not value == value else f"{value:>9.3g}"
+
+
+def format_table(result: bradley_terry.BTResult) -> str:
+    """An aligned table of abilities with significance stars, then any problems."""
+    width = max(len(name) for name in [*result.item_names, "order effect"])
+    header = (
+        f"{'item':<{width}} {'estimate':>9} {'se':>9} {'z':>9} {'p':>9}      {'95% CI':^21} {'wins':>6} {'losses':>6}"
+    )
+    lines = [
+        f"Bradley-Terry abilities (log-odds) relative to '{result.reference}', "
+        f"{result.n_comparisons} comparisons, log-likelihood {result.log_likelihood:.3f}",
+        header,
+        "-" * len(header),
+    ]
+    for k, name in enumerate(result.item_names):
+        lines.append(
+            f"{name:<{width}} {_number(result.estimates[k])} {_number(result.se[k])} {_number(result.z[k], digits=3)} "
+            f"{_p(result.p[k])} {_stars(result.p[k]):<4} [{_number(result.ci_low[k])}, {_number(result.ci_high[k])}]"
+            f" {int(result.wins[k]):>6} {int(result.losses[k]):>6}"
+        )
+    effect = result.order_effect
+    if effect is not None:
+        lines.append(
+            f"{'order effect':<{width}} {_number(effect.estimate)} {_number(effect.se)} {_number(effect.z, digits=3)} "
+            f"{_p(effect.p)} {_stars(effect.p):<4} [{_number(effect.ci_low)}, {_number(effect.ci_high)}]"
+        )
+    lines.append("Signif. codes: *** < 0.001, ** < 0.01, * < 0.05, . < 0.1")
+    if not result.converged:
+        lines.append("The fit is incomplete:")
+    lines.extend(f"  - {problem}" for problem in result.problems)
+    return "\n".join(lines)

@@ -1,0 +1,116 @@
+"""`manage.py fit_bt` and `manage.py power` as an operator runs them."""
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from numpy.testing import assert_allclose
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "bt"
+PUBLISHED = json.loads((FIXTURES / "published.json").read_text())
+REPORTED_POWER = json.loads((FIXTURES / "reported_power.json").read_text())["power"]
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_json_output_is_one_object_with_the_published_citation_abilities():
+    output = run("fit_bt", str(FIXTURES / "citations.csv"), "--reference", "Biometrika", "--json")
+    result = json.loads(output)
+    assert set(result) == {
+        "reference",
+        "n_comparisons",
+        "log_likelihood",
+        "converged",
+        "items",
+        "order_effect",
+        "problems",
+    }
+    assert result["reference"] == "Biometrika" and result["n_comparisons"] == 3727
+    assert result["order_effect"] is None and result["problems"] == [] and result["converged"] is True
+    table = PUBLISHED["citations"]["models"]["ref_Biometrika"]["printed_abilities"]["table"]
+    for item in result["items"]:
+        assert set(item) == {"item", "estimate", "se", "z", "p", "ci_low", "ci_high", "wins", "losses"}
+        assert_allclose(item["estimate"], table[item["item"]]["estimate"], atol=5e-8)
+
+
+def test_order_effect_flag_reads_the_first_column_as_home_advantage():
+    output = run("fit_bt", str(FIXTURES / "baseball_first.csv"), "--reference", "Baltimore", "--order-effect", "--json")
+    order = json.loads(output)["order_effect"]
+    published = PUBLISHED["baseball"]["models"]["home_advantage"]["coefficients"]["at.home"]
+    assert_allclose(order["estimate"], published["estimate"], atol=5e-5)
+    assert_allclose(order["se"], published["se"], atol=5e-5)
+
+
+def test_the_readable_table_aligns_items_and_marks_significance_with_stars():
+    output = run("fit_bt", str(FIXTURES / "baseball_first.csv"), "--reference", "Baltimore", "--order-effect")
+    lines = output.splitlines()
+    assert any(line.startswith("Milwaukee") and "***" in line for line in lines)
+    assert any(line.startswith("order effect") and "*" in line for line in lines)
+    item_lines = [line for line in lines if line.split(" ")[0] in {"Baltimore", "Boston", "Toronto"}]
+    assert len({line.index("[") for line in item_lines}) == 1  # columns line up
+
+
+def test_problems_are_reported_in_words_and_json_has_no_nan(tmp_path):
+    path = tmp_path / "never_wins.csv"
+    path.write_text("winner,loser\nA,B\nB,A\nA,C\nB,C\n")
+    result = json.loads(run("fit_bt", str(path), "--reference", "A", "--json"))
+    assert result["converged"] is False
+    assert any("'C' never wins" in problem for problem in result["problems"])
+    assert next(item for item in result["items"] if item["item"] == "C")["estimate"] is None
+
+
+def test_an_unknown_reference_is_a_clear_command_error():
+    with pytest.raises(CommandError, match="'Nature' is not an item"):
+        run("fit_bt", str(FIXTURES / "citations.csv"), "--reference", "Nature")
+
+
+def test_a_missing_or_malformed_file_is_a_clear_command_error(tmp_path):
+    with pytest.raises(CommandError, match="cannot read"):
+        run("fit_bt", str(tmp_path / "absent.csv"), "--reference", "A")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("first,second\nA,B\n")
+    with pytest.raises(CommandError, match="missing column"):
+        run("fit_bt", str(bad), "--reference", "A")
+    bad.write_text("winner,loser,n\nA,B,two\n")
+    with pytest.raises(CommandError, match="n must be a whole number"):
+        run("fit_bt", str(bad), "--reference", "A")
+
+
+def test_order_effect_without_a_first_column_is_refused():
+    with pytest.raises(CommandError, match="first"):
+        run("fit_bt", str(FIXTURES / "citations.csv"), "--reference", "JASA", "--order-effect")
+
+
+def test_power_command_prints_power_its_error_and_the_repetitions_needed():
+    output = run(
+        "power",
+        "--systems",
+        "7",
+        "--vignettes",
+        "12",
+        "--repetitions",
+        "8",
+        "--gap",
+        "0.4",
+        "--questions",
+        "5",
+        "--simulations",
+        "2000",
+        "--seed",
+        "1",
+        "--json",
+    )
+    result = json.loads(output)
+    assert abs(result["power"] - REPORTED_POWER["power"]) < 4 * result["mc_se"]  # 2,000 simulations: wide
+    assert result["repetitions_needed_for_0.8"] <= 8
+
+
+def test_power_command_rejects_an_impossible_design():
+    with pytest.raises(CommandError, match="two systems"):
+        run("power", "--systems", "1", "--vignettes", "12", "--repetitions", "8", "--gap", "0.4")
