@@ -399,6 +399,9 @@ class Assignment(models.Model):
     )
     reserved_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
+    shown_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the judging page was first shown: seconds on page count from here."
+    )
     completed_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
 
