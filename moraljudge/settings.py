@@ -1,6 +1,5 @@
 """MoralJudge settings: the one settings file. Anything that changes per deploy comes from the environment."""
 
-import logging
 import os
 from pathlib import Path
 
@@ -8,7 +7,6 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-log = logging.getLogger("moraljudge.settings")
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -107,15 +105,18 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Hashed, compressed static files need `collectstatic` first (the Docker image runs it);
+# development and the test suite serve the files straight from static/.
+STATIC_MANIFEST = env_bool("STATIC_MANIFEST", not DEBUG)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG
+        if STATIC_MANIFEST
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 
 LOGIN_URL = "/admin/login/"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14  # participants may come back to a study for two weeks
@@ -176,8 +177,3 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
-
-if not DATABASE_URL:
-    log.info("DATABASE_URL is not set: using the embedded SQLite database %s", BASE_DIR / "db.sqlite3")
-if not CELERY_BROKER_URL:
-    log.info("REDIS_URL is not set: Celery tasks run in-process")

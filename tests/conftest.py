@@ -30,6 +30,7 @@ def make_study(
     *, slug="s1", systems=("alpha", "beta", "gamma"), vignettes=3, reference="alpha", selected=True, **design
 ):
     """A draft study with `systems`, `vignettes` vignettes, the five questions and one answer each."""
+    design.setdefault("vignettes_per_participant", min(5, vignettes))
     study = Study.objects.create(slug=slug, name=f"Study {slug}", **design)
     for position, key in enumerate(QUESTION_KEYS):
         Question.objects.create(study=study, key=key, text=f"Which answer is better on {key}?", position=position)

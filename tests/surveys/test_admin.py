@@ -1,0 +1,84 @@
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from surveys.answers import FeatureIn, create_answer
+from surveys.models import Answer, Study
+
+
+@pytest.fixture
+def researcher(client, db):
+    user = get_user_model().objects.create_user("res", password="pw-for-tests-1", is_staff=True, is_superuser=True)
+    client.force_login(user)
+    return user
+
+
+@pytest.mark.django_db
+def test_admin_pages_require_a_login(client, study):
+    for url in [
+        reverse("admin:surveys_study_changelist"),
+        reverse("admin:surveys_study_answers", args=[study.pk]),
+        reverse("admin:surveys_study_change", args=[study.pk]),
+    ]:
+        response = client.get(url)
+        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+@pytest.mark.django_db
+def test_going_live_is_refused_with_a_message_listing_exactly_what_is_missing(client, researcher, study):
+    missing = Answer.objects.get(system__key="beta", vignette__key="v2")
+    missing.selected = False
+    missing.save()
+    study.reference_system = None
+    study.save()
+    response = client.post(
+        reverse("admin:surveys_study_changelist"),
+        {"action": "make_live", "_selected_action": [study.pk]},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "no selected answer for system &#x27;beta&#x27; on vignette &#x27;v2&#x27;" in text
+    assert "no reference system is set" in text
+    study.refresh_from_db()
+    assert study.status == Study.Status.DRAFT
+
+
+@pytest.mark.django_db
+def test_a_study_moves_draft_to_live_to_closed_in_the_admin(client, researcher, study):
+    changelist = reverse("admin:surveys_study_changelist")
+    client.post(changelist, {"action": "make_live", "_selected_action": [study.pk]}, follow=True)
+    study.refresh_from_db()
+    assert study.status == Study.Status.LIVE and study.cells.count() == 9
+    client.post(changelist, {"action": "make_closed", "_selected_action": [study.pk]}, follow=True)
+    study.refresh_from_db()
+    assert study.status == Study.Status.CLOSED
+
+
+@pytest.mark.django_db
+def test_answers_appear_side_by_side_and_selecting_one_records_who_and_when(client, researcher, study):
+    system, vignette = study.systems.get(key="gamma"), study.vignettes.get(key="v1")
+    candidate = create_answer(
+        system=system,
+        vignette=vignette,
+        features=[FeatureIn("<script>alert(1)</script>", 100, "markup is shown as text")],
+        action="Another take",
+    )
+    page = client.get(reverse("admin:surveys_study_answers", args=[study.pk])).content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
+    assert page.count("Select this answer") == 1  # only the unselected candidate offers it
+    client.post(reverse("admin:surveys_study_select_answer", args=[study.pk, candidate.pk]))
+    candidate.refresh_from_db()
+    assert candidate.selected and candidate.selected_by == researcher and candidate.selected_at is not None
+    assert Answer.objects.filter(system=system, vignette=vignette, selected=True).count() == 1
+
+
+@pytest.mark.django_db
+def test_selection_is_fixed_once_a_study_is_live(client, researcher, study):
+    from surveys.lifecycle import go_live
+
+    go_live(study=study)
+    other = Answer.objects.create(system=study.systems.first(), vignette=study.vignettes.first(), sample=2)
+    response = client.post(reverse("admin:surveys_study_select_answer", args=[study.pk, other.pk]), follow=True)
+    assert "cannot change once it has gone live" in response.content.decode()
+    other.refresh_from_db()
+    assert not other.selected
