@@ -1,0 +1,277 @@
+"""A fake Prolific API v1 on 127.0.0.1: a real HTTP server in a thread, with state.
+
+It speaks the endpoints MoralJudge uses, in Prolific's wire format:
+- GET  /api/v1/studies/{id}/submissions/          {"results": [...], "_links": {"next": {"href": ...}}, "meta": {...}}
+- GET  /api/v1/submissions/{id}/
+- POST /api/v1/submissions/{id}/transition/       APPROVE / REJECT (message >= 100 chars, known category)
+- POST /api/v1/submissions/bulk-approve/          {"submission_ids"} or {"study_id", "participant_ids"}
+- POST /api/v1/submissions/{id}/request-return/   {"request_return_reasons": [...]}
+
+It checks `Authorization: Token <token>`, records every call, and can be told to answer with an
+error (429 with Retry-After, 500, ...) or to hang for a while, for the next N calls.
+
+    with FakeProlific() as prolific:
+        prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="AWAITING REVIEW")
+        settings.PROLIFIC_API_URL = prolific.url
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+REJECTION_CATEGORIES = {
+    "TOO_QUICKLY",
+    "TOO_SLOWLY",
+    "FAILED_INSTRUCTIONS",
+    "INCOMP_LONGITUDINAL",
+    "FAILED_CHECK",
+    "LOW_EFFORT",
+    "MALINGERING",
+    "NO_CODE",
+    "BAD_CODE",
+    "NO_DATA",
+    "UNSUPP_DEVICE",
+    "OTHER",
+}
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    body: object
+    authorization: str
+
+
+@dataclass
+class FakeProlific:
+    token: str = "test-prolific-token"
+    page_size: int = 2
+    submissions: dict = field(default_factory=dict)
+    calls: list = field(default_factory=list)
+    _failures: list = field(default_factory=list)
+    _hang_seconds: float = 0.0
+    _hang_count: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- set-up -------------------------------------------------------------------------------
+    def add_submission(self, submission_id: str, *, participant_id: str, study_id: str, status: str) -> dict:
+        submission = {
+            "id": submission_id,
+            "participant_id": participant_id,
+            "study_id": study_id,
+            "status": status,
+            "started_at": "2026-01-01T10:00:00.000000Z",
+            "completed_at": None,
+            "study_code": "",
+            "return_requested": None,
+            "rejection": None,
+        }
+        with self._lock:
+            self.submissions[submission_id] = submission
+        return submission
+
+    def set_status(self, submission_id: str, status: str) -> None:
+        with self._lock:
+            self.submissions[submission_id]["status"] = status
+
+    def fail_next(self, status: int, *, times: int = 1, retry_after: str | None = None) -> None:
+        """Answer the next `times` calls with this HTTP status (and Retry-After, if given)."""
+        with self._lock:
+            self._failures += [(status, retry_after)] * times
+
+    def hang_next(self, seconds: float, *, times: int = 1) -> None:
+        with self._lock:
+            self._hang_seconds, self._hang_count = seconds, times
+
+    def calls_to(self, fragment: str, method: str = "POST") -> list[Call]:
+        return [c for c in self.calls if c.method == method and fragment in c.path]
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def __enter__(self) -> FakeProlific:
+        fake = self
+
+        class Handler(_Handler):
+            server_state = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/api/v1/"
+
+    # -- request handling (called from the server thread) ---------------------------------------
+    def handle(self, method: str, raw_path: str, body: object, authorization: str) -> tuple[int, dict, object]:
+        parts = urlsplit(raw_path)
+        path, query = parts.path, parse_qs(parts.query)
+        with self._lock:
+            self.calls.append(Call(method, raw_path, body, authorization))
+            hang = self._hang_seconds if self._hang_count > 0 else 0.0
+            if self._hang_count > 0:
+                self._hang_count -= 1
+            failure = self._failures.pop(0) if self._failures else None
+        if hang:
+            time.sleep(hang)
+        if authorization != f"Token {self.token}":
+            return 401, {}, {"error": {"error_code": 140101, "title": "Unauthorized", "detail": "Invalid token."}}
+        if failure:
+            status, retry_after = failure
+            headers = {"Retry-After": retry_after} if retry_after is not None else {}
+            title = "Too many requests" if status == 429 else "Server error"
+            return status, headers, {"error": {"title": title, "detail": f"Injected failure {status}."}}
+        with self._lock:
+            return self._route(method, path, query, body)
+
+    def _route(self, method: str, path: str, query: dict, body: object) -> tuple[int, dict, object]:
+        if method == "GET" and (m := re.fullmatch(r"/api/v1/studies/([^/]+)/submissions/", path)):
+            return self._list(m.group(1), int(query.get("page", ["1"])[0]))
+        if method == "GET" and (m := re.fullmatch(r"/api/v1/submissions/([^/]+)/", path)):
+            sub = self.submissions.get(m.group(1))
+            return (200, {}, _detail_view(sub)) if sub else _not_found()
+        if method == "POST" and path == "/api/v1/submissions/bulk-approve/":
+            return self._bulk_approve(body)
+        if method == "POST" and (m := re.fullmatch(r"/api/v1/submissions/([^/]+)/transition/", path)):
+            return self._transition(m.group(1), body)
+        if method == "POST" and (m := re.fullmatch(r"/api/v1/submissions/([^/]+)/request-return/", path)):
+            return self._request_return(m.group(1), body)
+        return _not_found()
+
+    def _list(self, study_id: str, page: int) -> tuple[int, dict, object]:
+        rows = [s for s in self.submissions.values() if s["study_id"] == study_id]
+        start = (page - 1) * self.page_size
+        chunk = rows[start : start + self.page_size]
+        base = f"{self.url}studies/{study_id}/submissions/"
+        nxt = f"{base}?page={page + 1}" if start + self.page_size < len(rows) else None
+        return (
+            200,
+            {},
+            {
+                "results": [dict(s) for s in chunk],
+                "_links": {
+                    "self": {"href": f"{base}?page={page}", "title": "Current"},
+                    "next": {"href": nxt, "title": "Next"},
+                },
+                "meta": {"count": len(rows)},
+            },
+        )
+
+    def _transition(self, submission_id: str, body: object) -> tuple[int, dict, object]:
+        sub = self.submissions.get(submission_id)
+        if sub is None:
+            return _not_found()
+        if not isinstance(body, dict) or body.get("action") not in {"APPROVE", "REJECT"}:
+            return _bad_request("action must be APPROVE or REJECT.")
+        target = "APPROVED" if body["action"] == "APPROVE" else "REJECTED"
+        if sub["status"] == target:
+            return 200, {}, _detail_view(sub)  # Prolific: the same request twice is ignored
+        if sub["status"] != "AWAITING REVIEW":
+            return _bad_request(f"Cannot transition a submission in status {sub['status']}.")
+        if body["action"] == "REJECT":
+            if body.get("rejection_category") not in REJECTION_CATEGORIES:
+                return _bad_request("rejection_category is required and must be a known category.")
+            if len(body.get("message") or "") < 100:
+                return _bad_request("message must be at least 100 characters long.")
+            sub["rejection"] = {"category": body["rejection_category"], "message": body["message"]}
+        sub["status"] = target
+        return 200, {}, _detail_view(sub)
+
+    def _bulk_approve(self, body: object) -> tuple[int, dict, object]:
+        if not isinstance(body, dict):
+            return _bad_request("A JSON object is expected.")
+        if "submission_ids" in body:
+            targets = [self.submissions.get(i) for i in body["submission_ids"]]
+        elif "study_id" in body and "participant_ids" in body:
+            targets = [
+                s
+                for s in self.submissions.values()
+                if s["study_id"] == body["study_id"] and s["participant_id"] in body["participant_ids"]
+            ]
+        else:
+            return _bad_request("Provide submission_ids, or study_id and participant_ids.")
+        if any(t is None for t in targets):
+            return _bad_request("Unknown submission id.")
+        for sub in targets:
+            if sub["status"] == "AWAITING REVIEW":
+                sub["status"] = "APPROVED"
+        return 200, {}, "The request to bulk approve has been made successfully."
+
+    def _request_return(self, submission_id: str, body: object) -> tuple[int, dict, object]:
+        sub = self.submissions.get(submission_id)
+        if sub is None:
+            return _not_found()
+        reasons = body.get("request_return_reasons") if isinstance(body, dict) else None
+        if not reasons or not all(isinstance(r, str) for r in reasons):
+            return _bad_request("request_return_reasons must be a list of strings.")
+        sub["return_requested"] = "2026-01-01T12:00:00Z"
+        sub["return_reasons"] = reasons
+        return (
+            200,
+            {},
+            {k: sub[k] for k in ("id", "status", "return_requested")} | {"participant": sub["participant_id"]},
+        )
+
+
+def _detail_view(sub: dict) -> dict:
+    view = {k: v for k, v in sub.items() if k not in {"rejection", "return_reasons"}}
+    view["participant"] = view.pop("participant_id")
+    return view
+
+
+def _not_found() -> tuple[int, dict, object]:
+    return 404, {}, {"error": {"error_code": 140404, "title": "Not found", "detail": "Not found."}}
+
+
+def _bad_request(detail: str) -> tuple[int, dict, object]:
+    return 400, {}, {"error": {"error_code": 140400, "title": "Bad request", "detail": detail}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_state: FakeProlific
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
+        pass
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = "<invalid json>"
+        status, headers, payload = self.server_state.handle(
+            method, self.path, body, self.headers.get("Authorization", "")
+        )
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+    def do_GET(self):  # noqa: N802
+        self._serve("GET")
+
+    def do_POST(self):  # noqa: N802
+        self._serve("POST")
