@@ -1,0 +1,201 @@
+"""Allocation: which cells a judge gets, and giving them back.
+
+The invariant (DESIGN.md): a cell's fill (completed + reserved) never exceeds its target, whatever
+the number of simultaneous arrivals. Every counter change here is one conditional UPDATE whose WHERE
+clause carries the check, and a cell is picked under `SELECT … FOR UPDATE SKIP LOCKED`, so two
+arrivals never wait on each other's cells (no deadlocks) and never read-then-write. The database's
+`cell_never_overfilled` check constraint is the last guard.
+"""
+
+import random
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import F, Sum
+from django.utils import timezone
+
+from .models import Assignment, Cell, Participant, Study
+
+# Statuses after which a participant's completed pages no longer count: their cells reopen.
+GIVES_BACK_COMPLETED = {
+    Participant.Status.NO_CONSENT,
+    Participant.Status.FAILED_ATTENTION,
+    Participant.Status.SCREENED_OUT,
+    Participant.Status.RETURNED,
+    Participant.Status.TIMED_OUT,
+    Participant.Status.EXPIRED,
+}
+
+
+def allocate(*, participant: Participant, now: datetime | None = None) -> list[Assignment]:
+    """Reserve k cells on k distinct vignettes for `participant`; [] when the study is full.
+
+    A participant who already holds assignments gets them back unchanged (a reload, a double
+    submit). Vignettes with the most assignments still missing come first, and within each the
+    least-filled cell; ties are broken at random. A preview participant gets cells without
+    reserving them: nothing they do counts.
+    """
+    now = now or timezone.now()
+    release_expired(now=now, study_id=participant.study_id)
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        existing = list(participant.assignments.order_by("position"))
+        if existing:
+            return existing
+        study = participant.study
+        cells = _reserve_cells(study=study, k=study.vignettes_per_participant, preview=participant.is_preview)
+        if len(cells) < study.vignettes_per_participant:
+            transaction.set_rollback(True)
+            return []
+        random.shuffle(cells)  # page order: no vignette always comes first
+        ranks = _vignette_ranks(study)
+        expires_at = now + timedelta(minutes=study.reservation_minutes)
+        assignments = []
+        for position, cell in enumerate(cells, start=1):
+            a_first = _a_first(study=study, cell=cell, rank=ranks[cell.vignette_id], preview=participant.is_preview)
+            first, second = (cell.answer_a_id, cell.answer_b_id) if a_first else (cell.answer_b_id, cell.answer_a_id)
+            assignments.append(
+                Assignment(
+                    participant=participant,
+                    cell=cell,
+                    vignette_id=cell.vignette_id,
+                    first_answer_id=first,
+                    second_answer_id=second,
+                    position=position,
+                    counts_toward_cell=not participant.is_preview,
+                    reserved_at=now,
+                    expires_at=expires_at,
+                )
+            )
+        Assignment.objects.bulk_create(assignments)
+        return list(participant.assignments.order_by("position"))
+
+
+def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
+    missing = (
+        Cell.objects.filter(study=study, completed__lt=F("target") - F("reserved"))
+        .values("vignette_id")
+        .annotate(missing=Sum(F("target") - F("completed") - F("reserved")))
+    )
+    order = sorted(missing, key=lambda row: (-row["missing"], random.random()))
+    cells: list[Cell] = []
+    for row in order:
+        if len(cells) == k:
+            break
+        cell = _take_least_filled(study=study, vignette_id=row["vignette_id"], preview=preview)
+        if cell is not None:
+            cells.append(cell)
+    return cells
+
+
+def _take_least_filled(*, study: Study, vignette_id: int, preview: bool) -> Cell | None:
+    """Lock and reserve the least-filled cell of a vignette that has room, or None."""
+    with_room = Cell.objects.filter(study=study, vignette_id=vignette_id, completed__lt=F("target") - F("reserved"))
+    if preview:
+        candidates = list(with_room.order_by(F("completed") + F("reserved"))[:50])
+        return _least_filled(candidates)
+    for _ in range(3):  # another arrival may take the last place between our lock and update
+        candidates = list(
+            with_room.order_by(F("completed") + F("reserved"), "?").select_for_update(skip_locked=True)[:1]
+        )
+        if not candidates:
+            return None
+        cell = candidates[0]
+        taken = Cell.objects.filter(pk=cell.pk, completed__lt=F("target") - F("reserved")).update(
+            reserved=F("reserved") + 1
+        )
+        if taken:
+            return cell
+    return None
+
+
+def _least_filled(cells: list[Cell]) -> Cell | None:
+    if not cells:
+        return None
+    least = min(cell.fill for cell in cells)
+    return random.choice([cell for cell in cells if cell.fill == least])
+
+
+def _vignette_ranks(study: Study) -> dict[int, int]:
+    """1 for the study's first vignette (by position), 2 for the second, …"""
+    ids = study.vignettes.order_by("position", "id").values_list("id", flat=True)
+    return {vignette_id: rank for rank, vignette_id in enumerate(ids, start=1)}
+
+
+def _a_first(*, study: Study, cell: Cell, rank: int, preview: bool) -> bool:
+    """Whether the cell's answer_a (the earlier system) is shown first, by the study's order rule."""
+    if study.order_rule == Study.OrderRule.BALANCED_PER_CELL:
+        if preview:
+            return random.random() < 0.5
+        shown = Assignment.objects.filter(cell=cell).count()  # the cell row is locked: no race
+        a_first = cell.a_first_count * 2 <= shown
+        if a_first:
+            Cell.objects.filter(pk=cell.pk).update(a_first_count=F("a_first_count") + 1)
+        return a_first
+    return rank % 2 == 1  # the method's: one order on odd vignettes, the reverse on even
+
+
+def release_participant(*, participant: Participant, status: str | None = None, exclusion: str | None = None) -> int:
+    """Give back the participant's places in cells; returns how many were given back.
+
+    Reserved pages are always given back (and marked released). Completed pages are given back
+    too when the participant is excluded, returned, timed out or expired; they stay marked
+    completed with their judgments stored, but no longer count toward their cell. A second call
+    changes nothing.
+    """
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        fields = []
+        if status and participant.status != status:
+            participant.status = status
+            fields.append("status")
+        if exclusion and not participant.exclusion:
+            participant.exclusion = exclusion
+            fields.append("exclusion")
+        if fields:
+            participant.save(update_fields=fields)
+        gives_back_completed = bool(participant.exclusion) or participant.status in GIVES_BACK_COMPLETED
+        released = 0
+        for assignment in participant.assignments.filter(counts_toward_cell=True).order_by("cell_id"):
+            if assignment.status == Assignment.Status.RESERVED:
+                released += _give_back(assignment, counter="reserved", new_status=Assignment.Status.RELEASED)
+            elif assignment.status == Assignment.Status.COMPLETED and gives_back_completed:
+                released += _give_back(assignment, counter="completed", new_status=Assignment.Status.COMPLETED)
+        # Pages of a preview (never counted) are closed too, so they are not offered again.
+        participant.assignments.filter(status=Assignment.Status.RESERVED, counts_toward_cell=False).update(
+            status=Assignment.Status.RELEASED
+        )
+        return released
+
+
+def _give_back(assignment: Assignment, *, counter: str, new_status: str) -> int:
+    claimed = Assignment.objects.filter(pk=assignment.pk, status=assignment.status, counts_toward_cell=True).update(
+        counts_toward_cell=False, status=new_status
+    )
+    if not claimed:
+        return 0
+    Cell.objects.filter(pk=assignment.cell_id, **{f"{counter}__gte": 1}).update(**{counter: F(counter) - 1})
+    return 1
+
+
+def release_expired(*, now: datetime | None = None, study_id: int | None = None) -> int:
+    """The sweep: participants whose reservations ran out lose them (status expired).
+
+    Their completed pages are given back too: a participant who never finishes gives no valid
+    judgments. Returns how many places were given back.
+    """
+    now = now or timezone.now()
+    expired = Assignment.objects.filter(status=Assignment.Status.RESERVED, expires_at__lte=now)
+    if study_id is not None:
+        expired = expired.filter(participant__study_id=study_id)
+    released = 0
+    for participant_id in set(expired.values_list("participant_id", flat=True)):
+        with transaction.atomic():
+            participant = Participant.objects.select_for_update().filter(pk=participant_id).first()
+            still = Assignment.objects.filter(
+                participant_id=participant_id, status=Assignment.Status.RESERVED, expires_at__lte=now
+            )
+            if participant is None or not still.exists():
+                continue  # finished or released meanwhile
+            released += release_participant(participant=participant, status=Participant.Status.EXPIRED)
+    return released

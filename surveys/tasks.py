@@ -1,0 +1,11 @@
+"""Celery tasks of the surveys app: thin, idempotent."""
+
+from celery import shared_task
+
+from . import allocation
+
+
+@shared_task
+def release_expired_reservations() -> int:
+    """The periodic sweep: reopen the cells of participants whose reservations ran out."""
+    return allocation.release_expired()
