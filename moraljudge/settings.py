@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -140,6 +141,17 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE: dict = {}
+# Analysis: refit every live study; REFIT_CRON is a five-field crontab (minute hour day month weekday).
+REFIT_CRON = os.environ.get("REFIT_CRON", "30 2 * * *")
+_refit_fields = REFIT_CRON.split()
+if len(_refit_fields) != 5:
+    raise ImproperlyConfigured(f"REFIT_CRON must have five crontab fields, not {REFIT_CRON!r}.")
+CELERY_BEAT_SCHEDULE["analysis-refit-live-studies"] = {
+    "task": "analysis.tasks.refit_live_studies",
+    "schedule": crontab(
+        **dict(zip(["minute", "hour", "day_of_month", "month_of_year", "day_of_week"], _refit_fields, strict=True))
+    ),
+}
 
 # Prolific
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")

@@ -60,3 +60,103 @@ def make_study(
 @pytest.fixture
 def study(db):
     return make_study()
+
+
+def fabricate_judgments(
+    study,
+    abilities,
+    *,
+    participants=60,
+    seed=1,
+    pid_prefix="P",
+    status="completed",
+    exclusion="",
+    is_preview=False,
+    order_effect=0.0,
+    demographics=None,
+):
+    """Valid-looking judges with their assignments and judgments, drawn from known abilities.
+
+    `abilities` maps system key to log-ability; P(first shown wins) = expit(l_first - l_second +
+    order_effect). The study must be live (its cells built). Each judge sees k different vignettes,
+    one random cell each, in a random order. Cell counters are left alone. Returns the participants.
+    """
+    import numpy as np
+    from django.utils import timezone
+
+    from surveys.models import Assignment, Cell, Judgment, Participant
+
+    rng = np.random.default_rng(seed)
+    now = timezone.now()
+    cells_by_vignette = {}
+    for cell in Cell.objects.filter(study=study).select_related("answer_a__system", "answer_b__system"):
+        cells_by_vignette.setdefault(cell.vignette_id, []).append(cell)
+    vignettes = sorted(cells_by_vignette)
+    k = min(study.vignettes_per_participant, len(vignettes))
+    people = Participant.objects.bulk_create(
+        Participant(
+            study=study,
+            prolific_pid=f"{pid_prefix}{n:05d}",
+            status=status,
+            exclusion=exclusion,
+            is_preview=is_preview,
+            consented_at=now,
+            anonymised_data_consent=True,
+            seconds_total=float(rng.uniform(240, 1500)),
+            demographics=(demographics or (lambda n: {}))(n),
+            finished_at=now,
+        )
+        for n in range(participants)
+    )
+    assignments, shown = [], []
+    for person in people:
+        for position, vignette in enumerate(rng.permutation(vignettes)[:k], start=1):
+            options = cells_by_vignette[int(vignette)]
+            cell = options[int(rng.integers(len(options)))]
+            first, second = (cell.answer_a, cell.answer_b) if rng.random() < 0.5 else (cell.answer_b, cell.answer_a)
+            assignments.append(
+                Assignment(
+                    participant=person,
+                    cell=cell,
+                    vignette_id=cell.vignette_id,
+                    first_answer=first,
+                    second_answer=second,
+                    position=position,
+                    status=Assignment.Status.COMPLETED,
+                    counts_toward_cell=False,
+                    expires_at=now,
+                    completed_at=now,
+                    seconds=float(rng.uniform(30, 300)),
+                )
+            )
+            shown.append((first, second))
+    assignments = Assignment.objects.bulk_create(assignments)
+    judgments = []
+    for question in study.questions.all():
+        for assignment, (first, second) in zip(assignments, shown, strict=True):
+            eta = abilities[first.system.key] - abilities[second.system.key] + order_effect
+            first_wins = rng.random() < 1.0 / (1.0 + np.exp(-eta))
+            judgments.append(
+                Judgment(
+                    assignment=assignment,
+                    question=question,
+                    winner=first if first_wins else second,
+                    loser=second if first_wins else first,
+                    winner_position=Judgment.Position.FIRST if first_wins else Judgment.Position.SECOND,
+                    seconds_on_page=assignment.seconds,
+                )
+            )
+    Judgment.objects.bulk_create(judgments, batch_size=2000)
+    return people
+
+
+def make_judged_study(*, slug="judged", abilities=None, participants=60, seed=1, **design):
+    """A live study (three systems, three vignettes) with judgments from known abilities."""
+    from surveys.lifecycle import go_live
+
+    abilities = abilities or {"alpha": 0.0, "beta": 0.8, "gamma": -0.6}
+    design.setdefault("vignettes_per_participant", 3)
+    study = make_study(slug=slug, systems=tuple(abilities), reference=next(iter(abilities)), **design)
+    study = go_live(study=study)
+    fabricate_judgments(study, abilities, participants=participants, seed=seed)
+    return study
