@@ -1,7 +1,9 @@
 """The researcher's admin: studies with their parts inline, answers side by side, status changes."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -9,7 +11,22 @@ from django.utils.html import format_html
 
 from .answers import select_answer
 from .lifecycle import close_study, go_live, missing_for_live
-from .models import Answer, Assignment, Cell, Feature, Judgment, Participant, Question, Study, System, Vignette
+from .models import (
+    Answer,
+    Assignment,
+    Cell,
+    Feature,
+    Invitation,
+    Judgment,
+    Participant,
+    Question,
+    Respondent,
+    RespondentTask,
+    Study,
+    System,
+    Vignette,
+)
+from .respondents import invitation_errors
 
 
 class QuestionInline(admin.TabularInline):
@@ -248,3 +265,119 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_display = ["assignment", "question", "winner", "winner_position", "seconds_on_page", "created_at"]
     list_filter = ["question__study", "question__key", "winner_position"]
     list_select_related = ["assignment__participant", "question", "winner__system", "winner__vignette"]
+
+
+# The answer-writing survey: invitations for experts, and the respondents with their pages.
+
+
+class InvitationForm(forms.ModelForm):
+    class Meta:
+        model = Invitation
+        fields = ["study", "system", "label"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("study") and cleaned.get("system"):
+            for error in invitation_errors(study=cleaned["study"], system=cleaned["system"]):
+                self.add_error("system", error.capitalize() + ".")
+        return cleaned
+
+
+def _invitation_link(request, invitation: Invitation) -> str:
+    url = request.build_absolute_uri(
+        reverse("surveys:answering-invitation", args=[invitation.study.slug, invitation.token])
+    )
+    return format_html(
+        '<input type="text" readonly value="{}" size="70" aria-label="Invitation link" onfocus="this.select()">', url
+    )
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    form = InvitationForm
+    list_filter = ["study", "used_at"]
+    search_fields = ["label", "token"]
+    list_select_related = ["study", "system", "created_by"]
+
+    @staticmethod
+    def _link_column(request):
+        """The invitation's full link on this host, as a column or read-only field (one per request)."""
+        if not hasattr(request, "_invitation_link_column"):
+
+            def link(invitation):
+                return _invitation_link(request, invitation)
+
+            link.short_description = "Link to send (select and copy)"
+            request._invitation_link_column = link
+        return request._invitation_link_column
+
+    def get_list_display(self, request):
+        return ["__str__", "study", "system", self._link_column(request), "used", "created_by", "created_at"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["study", "system", "label"]
+        return ["study", "system", "label", self._link_column(request), "used", "created_by", "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return ["study", "system", self._link_column(request), "used", "created_by", "created_at"]
+
+    @admin.display(description="Used?")
+    def used(self, invitation: Invitation) -> str:
+        if invitation.used_at is None:
+            return "Not yet"
+        return f"Opened {invitation.used_at:%Y-%m-%d %H:%M}"
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+class RespondentTaskInline(admin.TabularInline):
+    model = RespondentTask
+    extra = 0
+    fields = ["position", "vignette", "answer", "action", "started_at", "submitted_at"]
+    readonly_fields = fields
+    can_delete = False
+
+    @admin.display(description="Action written")
+    def action(self, task: RespondentTask) -> str:
+        return task.answer.action if task.answer_id else "—"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Respondent)
+class RespondentAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "system", "status", "pages", "started_at", "finished_at"]
+    list_filter = ["study", "status", "system__kind"]
+    search_fields = ["prolific_pid", "session_id", "invitation__label"]
+    list_select_related = ["study", "system", "invitation"]
+    readonly_fields = [
+        "study",
+        "system",
+        "prolific_pid",
+        "prolific_study_id",
+        "session_id",
+        "invitation",
+        "status",
+        "consented_at",
+        "started_at",
+        "finished_at",
+    ]
+    inlines = [RespondentTaskInline]
+
+    def get_queryset(self, request):
+        pages_done = Count("tasks", filter=Q(tasks__submitted_at__isnull=False))
+        return super().get_queryset(request).annotate(pages_done=pages_done, pages_total=Count("tasks"))
+
+    @admin.display(description="Pages written")
+    def pages(self, respondent: Respondent) -> str:
+        return f"{respondent.pages_done} / {respondent.pages_total}"
+
+    def has_add_permission(self, request):
+        return False  # respondents come from the survey links

@@ -1,3 +1,159 @@
 """The answer-writing survey's pages for lay respondents (Prolific) and invited experts."""
 
-urlpatterns: list = []
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path
+from django.views.decorators.http import require_http_methods
+
+from ..forms.answering import AnswerForm, ConsentForm
+from ..models import Invitation, Respondent, Study
+from ..respondents import (
+    EntryError,
+    completion_url,
+    mark_task_started,
+    next_task,
+    progress,
+    record_consent,
+    start_invited_respondent,
+    start_prolific_respondent,
+    submit_answer,
+)
+
+SESSION_LOST = (
+    "We could not find your answers in this browser. Please open the study again from its link "
+    "(on Prolific, or in your invitation email): your answers so far are kept."
+)
+
+
+def _session_key(study: Study) -> str:
+    return f"respondent:{study.pk}"
+
+
+def _problem(request, message: str, status: int):
+    return render(request, "surveys/answering/problem.html", {"message": message}, status=status)
+
+
+def _respondent(request, slug: str) -> tuple[Study, Respondent | None]:
+    study = get_object_or_404(Study, slug=slug)
+    respondent_id = request.session.get(_session_key(study))
+    respondent = Respondent.objects.filter(pk=respondent_id, study=study).select_related("study").first()
+    return study, respondent
+
+
+def _next_page(request, respondent: Respondent):
+    """Where a respondent goes from here, whatever page they asked for."""
+    slug = respondent.study.slug
+    if respondent.status == Respondent.Status.STARTED:
+        return redirect("surveys:answering-consent", slug)
+    if respondent.status in (Respondent.Status.COMPLETED, Respondent.Status.NO_CONSENT):
+        return redirect("surveys:answering-done", slug)
+    task = next_task(respondent) if respondent.status == Respondent.Status.WRITING else None
+    if task is None:
+        return _problem(request, "We could not give you vignettes to answer. Please contact the researchers.", 409)
+    return redirect("surveys:answering-write", slug, task.position)
+
+
+def _enter(request, study: Study, start):
+    try:
+        respondent = start()
+    except EntryError as exc:
+        return _problem(request, exc.message, exc.status)
+    request.session[_session_key(study)] = respondent.pk
+    return _next_page(request, respondent)
+
+
+@require_http_methods(["GET"])
+def entry(request, slug):
+    """/r/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…: start or resume a lay respondent."""
+    study, respondent = _respondent(request, slug)
+    if respondent and not request.GET.get("PROLIFIC_PID"):
+        return _next_page(request, respondent)
+    return _enter(
+        request,
+        study,
+        lambda: start_prolific_respondent(
+            study=study,
+            prolific_pid=request.GET.get("PROLIFIC_PID", ""),
+            prolific_study_id=request.GET.get("STUDY_ID", ""),
+            session_id=request.GET.get("SESSION_ID", ""),
+        ),
+    )
+
+
+@require_http_methods(["GET"])
+def invitation_entry(request, slug, token):
+    """/r/<slug>/invite/<token>/: an expert's invitation, used up on first opening, resumable after."""
+    invitation = get_object_or_404(Invitation.objects.select_related("study", "system"), study__slug=slug, token=token)
+    return _enter(request, invitation.study, lambda: start_invited_respondent(invitation=invitation))
+
+
+@require_http_methods(["GET", "POST"])
+def consent(request, slug):
+    study, respondent = _respondent(request, slug)
+    if respondent is None:
+        return _problem(request, SESSION_LOST, 403)
+    if respondent.status != Respondent.Status.STARTED:
+        return _next_page(request, respondent)
+    form = ConsentForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            respondent = record_consent(respondent=respondent, agreed=form.cleaned_data["agree"])
+        except ValidationError as exc:
+            return _problem(request, " ".join(exc.messages), 409)
+        return _next_page(request, respondent)
+    context = {"study": study, "respondent": respondent, "form": form, "m": study.answers_per_respondent}
+    return render(request, "surveys/answering/consent.html", context, status=400 if form.errors else 200)
+
+
+@require_http_methods(["GET", "POST"])
+def write(request, slug, position):
+    study, respondent = _respondent(request, slug)
+    if respondent is None:
+        return _problem(request, SESSION_LOST, 403)
+    task = get_object_or_404(respondent.tasks.select_related("vignette"), position=position)
+    if task.submitted_at is not None or respondent.status != Respondent.Status.WRITING:
+        if task.submitted_at is not None:
+            messages.info(request, f"Your answer on page {position} is saved; it cannot be changed any more.")
+        return _next_page(request, respondent)
+    form = AnswerForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            submit_answer(
+                task=task,
+                features=data["features"],
+                action=data["action"],
+                additional_information=data["additional_information"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            respondent.refresh_from_db()
+            return _next_page(request, respondent)
+    mark_task_started(task=task)
+    done, total = progress(respondent)
+    context = {"study": study, "task": task, "form": form, "page": done + 1, "pages": total}
+    return render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
+
+
+@require_http_methods(["GET"])
+def done(request, slug):
+    study, respondent = _respondent(request, slug)
+    if respondent is None:
+        return _problem(request, SESSION_LOST, 403)
+    if respondent.status not in (Respondent.Status.COMPLETED, Respondent.Status.NO_CONSENT):
+        return _next_page(request, respondent)
+    url = completion_url(respondent)
+    if url:
+        return redirect(url)
+    return render(request, "surveys/answering/done.html", {"study": study, "respondent": respondent})
+
+
+urlpatterns: list = [
+    path("r/<slug:slug>/", entry, name="answering-entry"),
+    path("r/<slug:slug>/invite/<str:token>/", invitation_entry, name="answering-invitation"),
+    path("r/<slug:slug>/consent/", consent, name="answering-consent"),
+    path("r/<slug:slug>/write/<int:position>/", write, name="answering-write"),
+    path("r/<slug:slug>/done/", done, name="answering-done"),
+]

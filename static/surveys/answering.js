@@ -1,0 +1,46 @@
+// The answer-writing page: show the running total of the weights and allow submitting only at 100.
+// The server checks the same rule, so the page works without this script.
+(function () {
+  "use strict";
+  var form = document.getElementById("answer-form");
+  if (!form) return;
+  var total = document.getElementById("weight-total");
+  var submit = document.getElementById("submit-answer");
+  var target = parseInt(total.getAttribute("data-target"), 10) || 100;
+  var weights = form.querySelectorAll("input[data-weight]");
+
+  function sum() {
+    var s = 0;
+    var bad = false;
+    weights.forEach(function (input) {
+      var text = input.value.trim();
+      if (text === "") return;
+      var n = Number(text);
+      if (!Number.isInteger(n) || n < 0 || n > target) bad = true;
+      else s += n;
+    });
+    return { total: s, bad: bad };
+  }
+
+  function update() {
+    var result = sum();
+    var ok = result.total === target && !result.bad;
+    total.textContent = "Weights: " + result.total + " / " + target + (ok ? "" : result.bad
+      ? " (each weight is a whole number from 0 to " + target + ")"
+      : " (they must add up to " + target + ")");
+    total.classList.toggle("ok", ok);
+    total.classList.toggle("off", !ok);
+    submit.disabled = !ok;
+    submit.setAttribute("aria-describedby", "weight-total submit-help");
+  }
+
+  weights.forEach(function (input) { input.addEventListener("input", update); });
+  form.addEventListener("submit", function (event) {
+    if (submit.disabled) { event.preventDefault(); return; }
+    // A second click while the first submit is on its way must not send the page twice.
+    if (form.dataset.sent) { event.preventDefault(); return; }
+    form.dataset.sent = "1";
+    window.setTimeout(function () { submit.disabled = true; }, 0);
+  });
+  update();
+})();

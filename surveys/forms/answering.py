@@ -1,0 +1,99 @@
+"""The answer-writing page's forms: consent, and one answer with up to five weighted features."""
+
+from django import forms
+
+from ..answers import FeatureIn
+from ..models import MAX_FEATURES, WEIGHT_TOTAL
+
+
+class ConsentForm(forms.Form):
+    agree = forms.TypedChoiceField(
+        choices=[("yes", "I agree to take part"), ("no", "I do not agree")],
+        coerce=lambda value: value == "yes",
+        widget=forms.RadioSelect,
+        label="Do you agree to take part?",
+        error_messages={"required": "Please choose whether you agree to take part."},
+    )
+
+
+class AnswerForm(forms.Form):
+    """Five feature rows (feature, weight, reason), the action and further information.
+
+    Empty rows are ignored. The weights of the rows filled in must add up to 100: the page's script
+    shows the running total, and this form says so again when the script is off.
+    """
+
+    action = forms.CharField(
+        label="What should be done? (your conclusion)",
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        error_messages={"required": "Please say what should be done."},
+    )
+    additional_information = forms.CharField(
+        label="What further information would you want, if any?",
+        max_length=5000,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for i in range(1, MAX_FEATURES + 1):
+            self.fields[f"feature_{i}"] = forms.CharField(
+                label=f"Feature {i}", max_length=300, required=False, widget=forms.TextInput(attrs={"size": 30})
+            )
+            self.fields[f"weight_{i}"] = forms.IntegerField(
+                label=f"Weight of feature {i}",
+                min_value=0,
+                max_value=WEIGHT_TOTAL,
+                required=False,
+                widget=forms.NumberInput(
+                    attrs={"inputmode": "numeric", "class": "weight", "data-weight": "", "min": 0, "max": WEIGHT_TOTAL}
+                ),
+            )
+            self.fields[f"reason_{i}"] = forms.CharField(
+                label=f"Why feature {i} matters",
+                max_length=3000,
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 2}),
+            )
+
+    def rows(self) -> list[dict]:
+        return [
+            {
+                "number": i,
+                "feature": self[f"feature_{i}"],
+                "weight": self[f"weight_{i}"],
+                "reason": self[f"reason_{i}"],
+            }
+            for i in range(1, MAX_FEATURES + 1)
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        features = []
+        for i in range(1, MAX_FEATURES + 1):
+            feature = (cleaned.get(f"feature_{i}") or "").strip()
+            weight = cleaned.get(f"weight_{i}")
+            reason = (cleaned.get(f"reason_{i}") or "").strip()
+            if f"weight_{i}" in self.errors:
+                continue
+            if not feature and weight is None and not reason:
+                continue
+            if not feature:
+                self.add_error(f"feature_{i}", "Please name the feature, or clear this row.")
+                continue
+            if weight is None:
+                self.add_error(f"weight_{i}", "Please give this feature a weight.")
+                continue
+            features.append(FeatureIn(feature=feature, weight=weight, reason=reason))
+        if not features and not any(name.startswith(("feature_", "weight_")) for name in self.errors):
+            raise forms.ValidationError("Please name at least one feature, with its weight.")
+        total = sum(item.weight for item in features)
+        if features and total != WEIGHT_TOTAL:
+            raise forms.ValidationError(
+                f"Weights: {total} / {WEIGHT_TOTAL}. The weights must add up to exactly {WEIGHT_TOTAL}; "
+                "please change them. Everything you typed is kept."
+            )
+        cleaned["features"] = features
+        return cleaned

@@ -1,0 +1,260 @@
+"""The answer-writing survey: lay respondents from Prolific and invited experts write answers.
+
+A respondent answers as one System (the study's first `human` system, or the expert system of
+their invitation). After consent they get `Study.answers_per_respondent` vignettes, the ones with
+the fewest answers for that system so far first (ties at random); each page they submit becomes
+one Answer (origin `respondent`, the next free sample number). A page is final once submitted: a
+double submit, the back button or a reload never writes a second Answer.
+"""
+
+import random
+import re
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from .answers import FeatureIn, create_answer
+from .models import Answer, Invitation, Respondent, RespondentTask, Study, System
+
+# Prolific's ids (participant, study, submission) are 24 hexadecimal characters.
+PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")
+PROLIFIC_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+
+# An unsubmitted page counts towards its vignette's load for this long after it was handed out, so
+# respondents arriving together spread out, while abandoned pages stop counting eventually.
+OPEN_TASK_HOLD = timedelta(hours=3)
+
+
+class EntryError(Exception):
+    """Someone cannot (or can no longer) enter the survey; `message` says why, in plain words."""
+
+    def __init__(self, message: str, *, status: int = 400):
+        self.message = message
+        self.status = status
+        super().__init__(message)
+
+
+def prolific_param_errors(params) -> list[str]:
+    """What is wrong with the Prolific parameters of an entry link (empty when they are fine)."""
+    errors = []
+    for name in PROLIFIC_PARAMS:
+        value = params.get(name, "")
+        if not value:
+            errors.append(f"{name} is missing")
+        elif not PROLIFIC_ID.match(value):
+            errors.append(f"{name} is not a Prolific id (24 hexadecimal characters)")
+    return errors
+
+
+def _open_study(study: Study) -> None:
+    if study.status == Study.Status.CLOSED:
+        raise EntryError("This study is closed and no longer takes answers. Thank you for your interest.", status=410)
+
+
+def lay_system(study: Study) -> System:
+    system = study.systems.filter(kind=System.Kind.HUMAN).order_by("position", "id").first()
+    if system is None:
+        raise EntryError("This study does not collect answers from participants.", status=404)
+    return system
+
+
+@transaction.atomic
+def start_prolific_respondent(
+    *, study: Study, prolific_pid: str, prolific_study_id: str, session_id: str
+) -> Respondent:
+    """The respondent for this Prolific participant: created on the first visit, resumed after."""
+    errors = prolific_param_errors(
+        {"PROLIFIC_PID": prolific_pid, "STUDY_ID": prolific_study_id, "SESSION_ID": session_id}
+    )
+    if errors:
+        raise EntryError("This link is incomplete: " + "; ".join(errors) + ". Please open the study from Prolific.")
+    existing = Respondent.objects.filter(study=study, prolific_pid=prolific_pid).first()
+    if existing:
+        return existing
+    _open_study(study)
+    system = lay_system(study)
+    try:
+        with transaction.atomic():
+            return Respondent.objects.create(
+                study=study,
+                system=system,
+                prolific_pid=prolific_pid,
+                prolific_study_id=prolific_study_id,
+                session_id=session_id,
+            )
+    except IntegrityError:  # the same participant arrived twice at once: the first one wins
+        return Respondent.objects.get(study=study, prolific_pid=prolific_pid)
+
+
+@transaction.atomic
+def start_invited_respondent(*, invitation: Invitation) -> Respondent:
+    """The respondent of an expert's invitation: the first opening uses it up, later ones resume."""
+    existing = Respondent.objects.filter(invitation=invitation).first()
+    if existing:
+        return existing
+    _open_study(invitation.study)
+    errors = invitation_errors(study=invitation.study, system=invitation.system)
+    if errors:
+        raise EntryError("This invitation cannot be used: " + "; ".join(errors) + ".", status=404)
+    try:
+        with transaction.atomic():
+            respondent = Respondent.objects.create(
+                study=invitation.study, system=invitation.system, invitation=invitation
+            )
+    except IntegrityError:
+        return Respondent.objects.get(invitation=invitation)
+    Invitation.objects.filter(pk=invitation.pk, used_at__isnull=True).update(used_at=timezone.now())
+    return respondent
+
+
+def invitation_errors(*, study: Study, system: System) -> list[str]:
+    errors = []
+    if system.study_id != study.pk:
+        errors.append(f"system '{system.key}' belongs to another study")
+    if system.kind != System.Kind.EXPERT:
+        errors.append(f"system '{system.key}' is not an expert system")
+    return errors
+
+
+def create_invitation(*, study: Study, system: System, label: str = "", created_by=None) -> Invitation:
+    errors = invitation_errors(study=study, system=system)
+    if errors:
+        raise ValidationError(errors)
+    return Invitation.objects.create(study=study, system=system, label=label, created_by=created_by)
+
+
+@transaction.atomic
+def record_consent(*, respondent: Respondent, agreed: bool) -> Respondent:
+    """Consent (then hand out the vignettes to write about) or its refusal. Asked once."""
+    respondent = Respondent.objects.select_for_update().get(pk=respondent.pk)
+    if respondent.status != Respondent.Status.STARTED:
+        return respondent  # a second submit of the consent page changes nothing
+    if not agreed:
+        respondent.status = Respondent.Status.NO_CONSENT
+        respondent.finished_at = timezone.now()
+        respondent.save(update_fields=["status", "finished_at"])
+        return respondent
+    respondent.status = Respondent.Status.CONSENTED
+    respondent.consented_at = timezone.now()
+    respondent.save(update_fields=["status", "consented_at"])
+    assign_vignettes(respondent=respondent)
+    respondent.refresh_from_db()
+    return respondent
+
+
+def vignette_loads(*, system: System, now=None) -> dict[int, int]:
+    """For each of the study's vignettes: answers of `system` so far plus its pages still being written."""
+    now = now or timezone.now()
+    loads = {pk: 0 for pk in system.study.vignettes.values_list("pk", flat=True)}
+    written = Answer.objects.filter(system=system).values("vignette_id").annotate(n=Count("pk"))
+    open_pages = (
+        RespondentTask.objects.filter(
+            respondent__system=system, submitted_at__isnull=True, assigned_at__gte=now - OPEN_TASK_HOLD
+        )
+        .values("vignette_id")
+        .annotate(n=Count("pk"))
+    )
+    for row in list(written) + list(open_pages):
+        if row["vignette_id"] in loads:
+            loads[row["vignette_id"]] += row["n"]
+    return loads
+
+
+@transaction.atomic
+def assign_vignettes(*, respondent: Respondent, rng: random.Random | None = None) -> list[RespondentTask]:
+    """Hand out m vignettes, least answered first for the respondent's system; ties at random.
+
+    Idempotent: a respondent who already has pages keeps them. Assignments for one system happen
+    one at a time (a row lock on the system on PostgreSQL; SQLite serialises writers anyway).
+    """
+    rng = rng or random.Random()
+    System.objects.select_for_update().filter(pk=respondent.system_id).first()
+    tasks = list(respondent.tasks.order_by("position"))
+    if tasks:
+        return tasks
+    loads = vignette_loads(system=respondent.system)
+    if not loads:
+        raise ValidationError("The study has no vignettes to answer.")
+    m = min(respondent.study.answers_per_respondent, len(loads))
+    chosen = sorted(loads, key=lambda pk: (loads[pk], rng.random()))[:m]
+    tasks = RespondentTask.objects.bulk_create(
+        RespondentTask(respondent=respondent, vignette_id=pk, position=position)
+        for position, pk in enumerate(chosen, start=1)
+    )
+    Respondent.objects.filter(pk=respondent.pk).update(status=Respondent.Status.WRITING)
+    return tasks
+
+
+def next_task(respondent: Respondent) -> RespondentTask | None:
+    return respondent.tasks.filter(submitted_at__isnull=True).order_by("position").first()
+
+
+def mark_task_started(*, task: RespondentTask) -> None:
+    RespondentTask.objects.filter(pk=task.pk, started_at__isnull=True).update(started_at=timezone.now())
+
+
+@transaction.atomic
+def submit_answer(
+    *,
+    task: RespondentTask,
+    features: list[FeatureIn],
+    action: str,
+    additional_information: str = "",
+) -> RespondentTask:
+    """Store what the respondent wrote on this page as an Answer of their system; once only.
+
+    A page already submitted (double submit, back button, reload) is returned unchanged. Raises
+    ValidationError with the rules broken (weights not adding to 100, an empty action, …).
+    """
+    task = RespondentTask.objects.select_for_update().select_related("respondent", "vignette").get(pk=task.pk)
+    if task.submitted_at is not None:
+        return task
+    respondent = task.respondent
+    if respondent.status != Respondent.Status.WRITING:
+        raise ValidationError("This survey is not open for writing any more.")
+    if not action.strip():
+        raise ValidationError("Please say what should be done: the action cannot be empty.")
+    # Sample numbers are per system × vignette: take them one at a time.
+    system = System.objects.select_for_update().get(pk=respondent.system_id)
+    answer = create_answer(
+        system=system,
+        vignette=task.vignette,
+        features=features,
+        action=action.strip(),
+        additional_information=additional_information.strip(),
+        origin=Answer.Origin.RESPONDENT,
+    )
+    now = timezone.now()
+    task.answer = answer
+    task.submitted_at = now
+    task.started_at = task.started_at or now
+    task.save(update_fields=["answer", "submitted_at", "started_at"])
+    if not respondent.tasks.filter(submitted_at__isnull=True).exists():
+        Respondent.objects.filter(pk=respondent.pk, status=Respondent.Status.WRITING).update(
+            status=Respondent.Status.COMPLETED, finished_at=now
+        )
+    return task
+
+
+def completion_url(respondent: Respondent) -> str | None:
+    """Where a finished Prolific respondent goes: Prolific's completion page with the study's code."""
+    if not respondent.prolific_pid:
+        return None
+    code = (
+        respondent.study.no_consent_code
+        if respondent.status == Respondent.Status.NO_CONSENT
+        else respondent.study.completion_code
+    )
+    if not code:
+        return None
+    return f"{settings.PROLIFIC_COMPLETION_URL}?cc={code}"
+
+
+def progress(respondent: Respondent) -> tuple[int, int]:
+    """(pages submitted, pages in all)."""
+    counts = respondent.tasks.aggregate(done=Count("pk", filter=Q(submitted_at__isnull=False)), total=Count("pk"))
+    return counts["done"], counts["total"]
