@@ -11,9 +11,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, password: str, **options):
         study, username = load_demo(password=password)
+        # Prolific ids are 24 hexadecimal characters; a fresh person each time the link is printed.
+        person, session = secrets.token_hex(12), secrets.token_hex(12)
         self.stdout.write(
             f"Demo study '{study.slug}' is {study.status}.\n"
             f"Researcher login: http://127.0.0.1:8000/admin/  user '{username}'  password '{password}'\n"
             f"Participant link: http://127.0.0.1:8000/s/{study.slug}/"
-            "?PROLIFIC_PID=demo-participant-0001&STUDY_ID=demo-study&SESSION_ID=demo-session-0001"
+            f"?PROLIFIC_PID={person}&STUDY_ID={'d' * 24}&SESSION_ID={session}"
         )
