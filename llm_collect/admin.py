@@ -1,0 +1,266 @@
+"""Researcher admin for LLM collection: start a collection, watch its progress, read every call."""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count, Q, Sum
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from surveys.models import Study
+
+from .models import CollectionRun, Generation
+from .parsing import __doc__ as weights_policy
+from .services import retry_generations, start_collection
+from .similarity import self_similarity
+
+STATUS = Generation.Status
+
+
+class StartCollectionForm(forms.Form):
+    study = forms.ModelChoiceField(queryset=Study.objects.all())
+    systems = forms.CharField(
+        required=False, help_text="Comma-separated LLM system keys; empty means every LLM system of the study."
+    )
+    samples = forms.IntegerField(min_value=1, max_value=50, initial=5, help_text="The method: 5, the first used.")
+    retry_failed = forms.BooleanField(required=False, help_text="Ask again where earlier runs failed.")
+
+
+def progress_bar(counts: dict) -> str:
+    total = counts["total"] or 1
+    segments = [
+        (STATUS.DONE, "#3a7d44"),
+        (STATUS.INVALID, "#d08c00"),
+        (STATUS.FAILED, "#b23a3a"),
+        (STATUS.RUNNING, "#4a78b0"),
+        (STATUS.PENDING, "#bbb"),
+    ]
+    bars = format_html_join(
+        "",
+        '<span title="{} {}" style="display:inline-block;height:12px;width:{}%;background:{}"></span>',
+        ((counts[status], status, round(100 * counts[status] / total, 2), colour) for status, colour in segments),
+    )
+    return format_html(
+        '<div style="width:220px;border:1px solid #999;line-height:0">{}</div>'
+        "<small>{} done · {} invalid · {} failed · {} running · {} pending</small>",
+        bars,
+        counts[STATUS.DONE],
+        counts[STATUS.INVALID],
+        counts[STATUS.FAILED],
+        counts[STATUS.RUNNING],
+        counts[STATUS.PENDING],
+    )
+
+
+@admin.register(CollectionRun)
+class CollectionRunAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "samples", "progress", "tokens", "cost", "created_by", "created_at"]
+    list_filter = ["study"]
+    readonly_fields = [
+        "study",
+        "systems_list",
+        "samples",
+        "created_by",
+        "created_at",
+        "planned",
+        "already_present",
+        "progress",
+        "tokens",
+        "cost",
+        "self_similarity_table",
+        "weights_policy",
+    ]
+    fields = readonly_fields
+    change_list_template = "admin/llm_collect/collectionrun/change_list.html"
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("study", "created_by")
+            .annotate(
+                n_total=Count("generations"),
+                **{f"n_{s}": Count("generations", filter=Q(generations__status=s)) for s in STATUS.values},
+                n_input=Sum("generations__input_tokens"),
+                n_output=Sum("generations__output_tokens"),
+                n_cost=Sum("generations__cost_estimate"),
+            )
+        )
+
+    def has_add_permission(self, request):
+        return False  # runs are started with "Collect answers for a study"
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def counts(self, run: CollectionRun) -> dict:
+        if hasattr(run, "n_total"):
+            counts = {s: getattr(run, f"n_{s}") for s in STATUS.values}
+            counts["total"] = run.n_total
+            return counts
+        return run.counts()
+
+    @admin.display(description="Progress")
+    def progress(self, run: CollectionRun) -> str:
+        return progress_bar(self.counts(run))
+
+    @admin.display(description="Tokens (in / out)")
+    def tokens(self, run: CollectionRun) -> str:
+        totals = (
+            run.counts()
+            if not hasattr(run, "n_input")
+            else {"input_tokens": run.n_input, "output_tokens": run.n_output}
+        )
+        return f"{totals['input_tokens'] or 0:,} / {totals['output_tokens'] or 0:,}"
+
+    @admin.display(description="Estimated cost (USD)")
+    def cost(self, run: CollectionRun) -> str:
+        value = run.n_cost if hasattr(run, "n_cost") else run.counts()["cost"]
+        return f"≈ ${float(value or 0):.4f}"
+
+    @admin.display(description="Systems")
+    def systems_list(self, run: CollectionRun) -> str:
+        return ", ".join(s.key for s in run.systems.all())
+
+    @admin.display(description="Self-similarity (TF-IDF, mean pairwise cosine of samples per vignette)")
+    def self_similarity_table(self, run: CollectionRun) -> str:
+        values = self_similarity(study=run.study)
+        if not values:
+            return "No system has two or more samples of any vignette yet."
+        return format_html(
+            "<table>{}</table>",
+            format_html_join("", "<tr><td>{}</td><td>{}</td></tr>", ((k, f"{v:.3f}") for k, v in values.items())),
+        )
+
+    @admin.display(description="Weights that do not add up to 100")
+    def weights_policy(self, run: CollectionRun) -> str:
+        return format_html('<div style="white-space:pre-wrap;max-width:60em">{}</div>', weights_policy.strip())
+
+    def get_urls(self):
+        own = [
+            path("start/", self.admin_site.admin_view(self.start_view), name="llm_collect_collectionrun_start"),
+        ]
+        return own + super().get_urls()
+
+    def start_view(self, request):
+        """Collect answers for a study: one task per LLM system × vignette × sample."""
+        if not request.user.is_staff or not self.has_view_permission(request):
+            raise PermissionDenied
+        form = StartCollectionForm(request.POST or None, initial={"study": request.GET.get("study")})
+        if request.method == "POST" and form.is_valid():
+            keys = [k.strip() for k in form.cleaned_data["systems"].split(",") if k.strip()] or None
+            try:
+                run = start_collection(
+                    study=form.cleaned_data["study"],
+                    system_keys=keys,
+                    samples=form.cleaned_data["samples"],
+                    user=request.user,
+                    retry_failed=form.cleaned_data["retry_failed"],
+                )
+            except ValidationError as exc:
+                for message in exc.messages:
+                    form.add_error(None, message)
+            else:
+                self.message_user(
+                    request,
+                    f"Collection run {run.pk} started: {run.planned} generations queued, "
+                    f"{run.already_present} already answered.",
+                    messages.SUCCESS,
+                )
+                return redirect(reverse("admin:llm_collect_collectionrun_change", args=[run.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "form": form,
+            "title": "Collect answers for a study",
+        }
+        return TemplateResponse(request, "admin/llm_collect/collectionrun/start.html", context)
+
+
+@admin.register(Generation)
+class GenerationAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__",
+        "status",
+        "attempts",
+        "normalised",
+        "input_tokens",
+        "output_tokens",
+        "cost_estimate",
+        "latency_ms",
+        "model_version",
+        "finish_reason",
+        "finished_at",
+    ]
+    list_filter = ["status", "normalised", "vignette__study", "system__provider", "run"]
+    search_fields = ["system__key", "vignette__key", "error", "raw_text"]
+    list_select_related = ["system", "vignette"]
+    actions = ["retry"]
+    readonly_fields = [
+        "run",
+        "system",
+        "vignette",
+        "sample",
+        "status",
+        "attempts",
+        "answer",
+        "error_text",
+        "raw_text_block",
+        "normalised",
+        "original_weights",
+        "input_tokens",
+        "output_tokens",
+        "cost_estimate",
+        "latency_ms",
+        "model_version",
+        "finish_reason",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "lease_expires_at",
+        "history_block",
+        "raw_request_block",
+        "raw_response_block",
+    ]
+    fields = readonly_fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Ask again (failed or invalid only)")
+    def retry(self, request, queryset):
+        n = retry_generations(generation_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"{n} generations queued again.", messages.SUCCESS)
+
+    @staticmethod
+    def pre(value) -> str:
+        if not isinstance(value, str):
+            value = json.dumps(value, indent=2, ensure_ascii=False)
+        return format_html('<pre style="white-space:pre-wrap;max-width:80em">{}</pre>', value or "—")
+
+    @admin.display(description="Error")
+    def error_text(self, gen: Generation) -> str:
+        return self.pre(gen.error)
+
+    @admin.display(description="Raw text")
+    def raw_text_block(self, gen: Generation) -> str:
+        return self.pre(gen.raw_text)
+
+    @admin.display(description="Attempts log")
+    def history_block(self, gen: Generation) -> str:
+        return self.pre(gen.history)
+
+    @admin.display(description="Request (last call)")
+    def raw_request_block(self, gen: Generation) -> str:
+        return self.pre(gen.raw_request)
+
+    @admin.display(description="Response (last call)")
+    def raw_response_block(self, gen: Generation) -> str:
+        return self.pre(gen.raw_response)

@@ -1,0 +1,200 @@
+"""Per-provider request rate and concurrency limits, held across every worker through Redis.
+
+- Rate: GCRA (a token bucket kept as one "theoretical arrival time" per key). ``reserve`` books the next free
+  slot if it is no more than ``max_wait`` seconds away and says how long to wait for it; the caller sleeps
+  that long, then calls. Requests are therefore spaced ``60 / requests_per_minute`` seconds apart, with
+  ``burst`` of them allowed back to back. A 429 from the provider pushes the key's next slot past its
+  Retry-After (``penalise``), so every worker backs off, not only the one that was refused.
+- Concurrency: a semaphore kept as a sorted set of holders with expiry times, so a killed worker's place comes
+  back by itself after ``ttl`` seconds.
+
+Both run as Lua scripts on the Redis server, using its clock. Without REDIS_URL the same algorithms run
+in-process under a lock (one process only: the laptop quickstart and tests).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.conf import settings
+
+KEY_PREFIX = "mj:llm:"
+
+RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local max_wait = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local wait = tat - tolerance - now
+if wait < 0 then wait = 0 end
+if wait > max_wait then return {0, tostring(wait)} end
+local new_tat = tat + interval
+redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now + 60) * 1000))
+return {1, tostring(wait)}
+"""
+
+PENALISE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local until_ = now + tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if until_ > tat then
+  redis.call('SET', KEYS[1], tostring(until_), 'PX', math.ceil((until_ - now + 60) * 1000))
+end
+return 1
+"""
+
+ACQUIRE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) * 1000) + 60000)
+  return 1
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Limit:
+    key: str
+    requests_per_minute: float
+    burst: int
+    concurrency: int
+
+
+class Busy(Exception):
+    """No slot within the time a worker may wait: try again after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def limit_for(*, provider: str, base_url: str, parameters: dict) -> Limit:
+    """The provider's limits from settings.LLM_RATE_LIMITS, overridden by the System's parameters."""
+    table = getattr(settings, "LLM_RATE_LIMITS", {})
+    configured = {**table.get("default", {}), **table.get(provider, {})}
+    own = {k: parameters[k] for k in ("requests_per_minute", "burst", "concurrency") if k in parameters}
+    merged = {"requests_per_minute": 60, "burst": 1, "concurrency": 4, **configured, **own}
+    return Limit(
+        key=f"{provider}|{base_url.rstrip('/')}",
+        requests_per_minute=float(merged["requests_per_minute"]),
+        burst=max(1, int(merged["burst"])),
+        concurrency=max(1, int(merged["concurrency"])),
+    )
+
+
+@lru_cache(maxsize=4)
+def redis_client(url: str):
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
+class RedisBackend:
+    def __init__(self, url: str) -> None:
+        self.redis = redis_client(url)
+
+    def reserve(self, key: str, interval: float, tolerance: float, max_wait: float) -> tuple[bool, float]:
+        ok, wait = self.redis.eval(RESERVE, 1, KEY_PREFIX + "rate:" + key, interval, tolerance, max_wait)
+        return bool(int(ok)), float(wait)
+
+    def penalise(self, key: str, seconds: float) -> None:
+        self.redis.eval(PENALISE, 1, KEY_PREFIX + "rate:" + key, seconds)
+
+    def acquire(self, key: str, limit: int, ttl: float, token: str) -> bool:
+        return bool(int(self.redis.eval(ACQUIRE, 1, KEY_PREFIX + "conc:" + key, limit, ttl, token)))
+
+    def release(self, key: str, token: str) -> None:
+        self.redis.zrem(KEY_PREFIX + "conc:" + key, token)
+
+
+class LocalBackend:
+    """The same algorithms in one process, for when there is no Redis."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tats: dict[str, float] = {}
+        self.holders: dict[str, dict[str, float]] = {}
+
+    def reserve(self, key: str, interval: float, tolerance: float, max_wait: float) -> tuple[bool, float]:
+        with self.lock:
+            now = time.monotonic()
+            tat = max(self.tats.get(key, 0.0), now)
+            wait = max(0.0, tat - tolerance - now)
+            if wait > max_wait:
+                return False, wait
+            self.tats[key] = tat + interval
+            return True, wait
+
+    def penalise(self, key: str, seconds: float) -> None:
+        with self.lock:
+            self.tats[key] = max(self.tats.get(key, 0.0), time.monotonic() + seconds)
+
+    def acquire(self, key: str, limit: int, ttl: float, token: str) -> bool:
+        with self.lock:
+            now = time.monotonic()
+            holders = {t: exp for t, exp in self.holders.get(key, {}).items() if exp > now}
+            self.holders[key] = holders
+            if len(holders) >= limit:
+                return False
+            holders[token] = now + ttl
+            return True
+
+    def release(self, key: str, token: str) -> None:
+        with self.lock:
+            self.holders.get(key, {}).pop(token, None)
+
+
+_local = LocalBackend()
+
+
+def backend():
+    url = getattr(settings, "REDIS_URL", "")
+    return RedisBackend(url) if url else _local
+
+
+def wait_for_rate(limit: Limit, *, max_wait: float) -> float:
+    """Book the next request slot and sleep until it; Busy if it is more than max_wait away."""
+    interval = 60.0 / limit.requests_per_minute
+    ok, wait = backend().reserve(limit.key, interval, interval * (limit.burst - 1), max_wait)
+    if not ok:
+        raise Busy(f"{limit.key}: next request slot in {wait:.1f} s", retry_after=wait)
+    if wait > 0:
+        time.sleep(wait)
+    return wait
+
+
+def penalise(limit: Limit, seconds: float) -> None:
+    backend().penalise(limit.key, seconds)
+
+
+class concurrency_slot:
+    """Hold one of the provider's concurrent-request places (polling up to max_wait seconds)."""
+
+    def __init__(self, limit: Limit, *, ttl: float, max_wait: float) -> None:
+        self.limit, self.ttl, self.max_wait = limit, ttl, max_wait
+        self.token = uuid.uuid4().hex
+
+    def __enter__(self):
+        deadline = time.monotonic() + self.max_wait
+        pause = 0.02
+        while not backend().acquire(self.limit.key, self.limit.concurrency, self.ttl, self.token):
+            if time.monotonic() >= deadline:
+                raise Busy(f"{self.limit.key}: {self.limit.concurrency} requests already running", retry_after=1.0)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        backend().release(self.limit.key, self.token)
