@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import api, views
 from .views import answering, judging
 
 app_name = "surveys"
@@ -11,4 +11,5 @@ urlpatterns = [
     path("", views.home, name="home"),
     *judging.urlpatterns,
     *answering.urlpatterns,
+    *api.urlpatterns,
 ]
