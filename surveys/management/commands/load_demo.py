@@ -1,3 +1,5 @@
+import secrets
+
 from django.core.management.base import BaseCommand
 
 from surveys.demo import load_demo
