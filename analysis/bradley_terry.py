@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import sparse, special, stats
 from scipy.sparse import csgraph
 
 Z95 = stats.norm.ppf(0.975)
@@ -139,9 +139,16 @@ def _json_number(value) -> float | None:
 
 
 def _wald(name: str, estimate: float, se: float) -> Effect:
-    z = estimate / se if se > 0 else math.nan
-    p = 2 * stats.norm.sf(abs(z)) if math.isfinite(z) else math.nan
-    return Effect(name, estimate, se, z, p, estimate - Z95 * se, estimate + Z95 * se)
+    z, p, low, high = wald_arrays(np.array([estimate]), np.array([se]))
+    return Effect(name, float(estimate), float(se), float(z[0]), float(p[0]), float(low[0]), float(high[0]))
+
+
+def wald_arrays(estimates: np.ndarray, se: np.ndarray):
+    """Wald z, two-sided p and 95% interval; z and p are nan where se is 0 (the reference)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, estimates / se, np.nan)
+    p = 2 * special.ndtr(-np.abs(z))
+    return z, p, estimates - Z95 * se, estimates + Z95 * se
 
 
 # ---------------------------------------------------------------- grouping
@@ -167,6 +174,33 @@ def order_signs(winners: np.ndarray, losers: np.ndarray, first: np.ndarray | Non
     return np.where(first == winners, 1, np.where(first == losers, -1, 0))
 
 
+def count_table(winners, losers, n_items, *, counts=None, signs=None) -> np.ndarray:
+    """(n, n, 3) wins of the row item over the column item, by z (-1, 0, +1) from the winner's side.
+
+    One bincount over the comparisons; everything after it costs O(n_items^2)."""
+    key = winners * n_items + losers
+    if signs is None:
+        table = np.zeros((n_items, n_items, 3))
+        table[:, :, 1] = np.bincount(key, counts, minlength=n_items * n_items).reshape(n_items, n_items)
+        return table
+    flat = np.bincount(key * 3 + (signs + 1), counts, minlength=n_items * n_items * 3)
+    return flat.reshape(n_items, n_items, 3).astype(float)
+
+
+def group_table(table: np.ndarray) -> Grouped:
+    """Binomial rows (a < b, z from a's side) from a count table; no per-comparison map."""
+    upper_a, upper_b = np.triu_indices(table.shape[0], k=1)
+    wins = table[upper_a, upper_b]
+    losses = table[upper_b, upper_a, ::-1]  # b won with z = s from its side, i.e. -s from a's
+    totals = wins + losses
+    pair, sign_index = np.nonzero(totals > 0)
+    extra = (sign_index - 1.0)[:, None]
+    if not extra.any():
+        extra = np.zeros((len(pair), 0))
+    a, b = upper_a[pair], upper_b[pair]
+    return Grouped(a, b, extra, wins[pair, sign_index], totals[pair, sign_index], None)
+
+
 def group_comparisons(
     winners: np.ndarray,
     losers: np.ndarray,
@@ -176,8 +210,21 @@ def group_comparisons(
     signs: np.ndarray | None = None,
     covariates: np.ndarray | None = None,
 ) -> Grouped:
-    """Collapse comparisons into binomial rows keyed by (pair, order sign, covariates)."""
+    """Binomial rows keyed by (pair, order sign, covariates), with each comparison's row."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
+    if covariates is not None:
+        return _group_with_covariates(winners, losers, n_items, counts, signs, covariates)
+    grouped = group_table(count_table(winners, losers, n_items, counts=counts, signs=signs))
+    sign = grouped.extra[:, 0].astype(np.int64) if grouped.extra.shape[1] else 0
+    lookup = np.full(n_items * n_items * 3, -1)
+    lookup[(grouped.a * n_items + grouped.b) * 3 + sign + 1] = np.arange(len(grouped.a))
+    a, b = np.minimum(winners, losers), np.maximum(winners, losers)
+    a_side = 0 if signs is None else np.where(winners == a, signs, -signs)
+    rows = lookup[(a * n_items + b) * 3 + a_side + 1]
+    return Grouped(grouped.a, grouped.b, grouped.extra, grouped.wins, grouped.totals, rows)
+
+
+def _group_with_covariates(winners, losers, n_items, counts, signs, covariates) -> Grouped:
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
     signs = np.zeros(len(winners), np.int64) if signs is None else np.asarray(signs, np.int64)
     a, b = np.minimum(winners, losers), np.maximum(winners, losers)
@@ -185,15 +232,9 @@ def group_comparisons(
     # Columns are stated from a's side: flip sign when a is the loser.
     flip = np.where(a_won, 1, -1)
     pair_key = (a * n_items + b) * 3 + (signs * flip + 1)
-    if covariates is None:
-        rows, inverse = _compact_keys(pair_key, n_items * n_items * 3)
-        extra_cols = np.zeros((len(winners), 0))
-    else:
-        extra_cols = np.asarray(covariates, float).reshape(len(winners), -1) * flip[:, None]
-        combined = np.column_stack([pair_key, extra_cols])
-        rows, inverse = np.unique(combined, axis=0, return_inverse=True)
-        rows = rows[:, 0].astype(np.int64)
-        inverse = inverse.ravel()
+    extra_cols = np.asarray(covariates, float).reshape(len(winners), -1) * flip[:, None]
+    rows, inverse = np.unique(np.column_stack([pair_key, extra_cols]), axis=0, return_inverse=True)
+    rows, inverse = rows[:, 0].astype(np.int64), inverse.ravel()
     n_rows = len(rows)
     wins = np.bincount(inverse, counts * a_won, minlength=n_rows)
     totals = np.bincount(inverse, counts, minlength=n_rows)
@@ -202,16 +243,6 @@ def group_comparisons(
     if signs.any():
         extra = np.column_stack([sign.astype(float), extra])
     return Grouped(pair // n_items, pair % n_items, extra, wins, totals, inverse)
-
-
-def _compact_keys(keys: np.ndarray, key_space: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unique keys and the inverse map; a bincount beats sorting when the key space is small."""
-    if key_space > 4 * len(keys) + 10_000_000:
-        return np.unique(keys, return_inverse=True)
-    present = np.bincount(keys, minlength=key_space) > 0
-    rows = np.flatnonzero(present)
-    lookup = np.cumsum(present) - 1
-    return rows, lookup[keys]
 
 
 def _first_per_row(inverse: np.ndarray, values: np.ndarray, n_rows: int) -> np.ndarray:
@@ -342,10 +373,6 @@ def _halved(theta, step, free, args, wins, totals, n_items, tries=30):
 # ---------------------------------------------------------------- problems
 
 
-def _win_matrix(winners, losers, counts, n_items) -> np.ndarray:
-    return np.bincount(winners * n_items + losers, counts, minlength=n_items**2).reshape(n_items, n_items)
-
-
 def _quote(names, members) -> str:
     return ", ".join(f"'{names[m]}'" for m in members)
 
@@ -433,36 +460,24 @@ def fit(
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
     _check_inputs(winners, losers, n_items, reference, names)
-    counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
+    counts = None if counts is None else np.asarray(counts, float)
+    signs = None if first is None else order_signs(winners, losers, first)
     if covariates is not None:
         covariates = np.asarray(covariates, float).reshape(len(winners), -1)
-    wins_matrix = _win_matrix(winners, losers, counts, n_items)
+    table = count_table(winners, losers, n_items, counts=counts, signs=signs)
+    wins_matrix = table.sum(axis=2)
+    if np.diagonal(wins_matrix).any():
+        raise ValueError("an item cannot be compared with itself.")
     problems, estimable = find_problems(wins_matrix, reference, names)
-    keep = estimable[winners] & estimable[losers]
-    signs = None if first is None else order_signs(winners, losers, first)[keep]
-    if signs is not None and not signs.any():
+    grouped = _fitted_rows(table, estimable, winners, losers, counts, signs, covariates)
+    n_covariates = 0 if covariates is None else covariates.shape[1]
+    has_order = grouped.extra.shape[1] > n_covariates
+    if first is not None and not has_order:
         problems.append(
             "The order effect cannot be estimated: no fitted comparison records which item was shown first."
         )
-    grouped = group_comparisons(
-        winners[keep],
-        losers[keep],
-        n_items,
-        counts=counts[keep],
-        signs=signs,
-        covariates=None if covariates is None else covariates[keep],
-    )
-    batch = fit_batch(
-        grouped,
-        n_items,
-        reference=reference,
-        estimable=estimable,
-        max_iter=max_iter,
-        tol=tol,
-    )
-    extra_names = (["order"] if signs is not None and signs.any() else []) + [
-        f"covariate {c}" for c in range(0 if covariates is None else covariates.shape[1])
-    ]
+    batch = fit_batch(grouped, n_items, reference=reference, estimable=estimable, max_iter=max_iter, tol=tol)
+    extra_names = ["order"] * has_order + [f"covariate {c}" for c in range(n_covariates)]
     result = _result(grouped, batch, wins_matrix, problems, names, reference, extra_names)
     if first is not None and result.order_effect is None:
         result.order_effect = _wald("order", math.nan, math.nan)
@@ -472,6 +487,21 @@ def fit(
     return result
 
 
+def _fitted_rows(table, estimable, winners, losers, counts, signs, covariates) -> Grouped:
+    """Binomial rows among the estimable items only (the rest have infinite abilities)."""
+    if covariates is None:
+        return group_table(table * (estimable[:, None, None] & estimable[None, :, None]))
+    keep = estimable[winners] & estimable[losers]
+    return group_comparisons(
+        winners[keep],
+        losers[keep],
+        len(estimable),
+        counts=None if counts is None else counts[keep],
+        signs=None if signs is None else signs[keep],
+        covariates=covariates[keep],
+    )
+
+
 def _check_inputs(winners, losers, n_items, reference, names) -> None:
     if len(winners) != len(losers):
         raise ValueError("winners and losers must have the same length.")
@@ -479,11 +509,8 @@ def _check_inputs(winners, losers, n_items, reference, names) -> None:
         raise ValueError(f"reference {reference} is not an item index below {n_items}.")
     if len(names) != n_items:
         raise ValueError(f"{len(names)} item names given for {n_items} items.")
-    both = np.concatenate([winners, losers])
-    if both.size and (both.min() < 0 or both.max() >= n_items):
+    if winners.size and (min(winners.min(), losers.min()) < 0 or max(winners.max(), losers.max()) >= n_items):
         raise ValueError(f"item indices must lie in 0..{n_items - 1}.")
-    if np.any(winners == losers):
-        raise ValueError("an item cannot be compared with itself.")
 
 
 def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names) -> BTResult:
@@ -500,20 +527,18 @@ def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names
     theta = np.where(estimated, batch.theta[0], np.nan)
     se = np.where(estimated, np.sqrt(np.clip(np.diag(covariance), 0, None)), np.nan)
     eta = _linear_predictor(np.nan_to_num(theta)[None], grouped.a, grouped.b, grouped.extra, n_items)
-    tests = [_wald(name, theta[k], se[k]) for k, name in enumerate(names + extra_names)]
-    tests[reference] = Effect(names[reference], 0.0, 0.0, math.nan, math.nan, 0.0, 0.0)
-    effects = tests[n_items:]
+    effects = [_wald(name, theta[n_items + c], se[n_items + c]) for c, name in enumerate(extra_names)]
     order = effects.pop(0) if extra_names[:1] == ["order"] else None
-    items = tests[:n_items]
+    z, p, ci_low, ci_high = wald_arrays(theta[:n_items], se[:n_items])
     return BTResult(
         item_names=names,
         reference=names[reference],
         estimates=theta[:n_items],
         se=se[:n_items],
-        z=np.array([t.z for t in items]),
-        p=np.array([t.p for t in items]),
-        ci_low=np.array([t.ci_low for t in items]),
-        ci_high=np.array([t.ci_high for t in items]),
+        z=z,
+        p=p,
+        ci_low=ci_low,
+        ci_high=ci_high,
         wins=wins_matrix.sum(axis=1),
         losses=wins_matrix.sum(axis=0),
         n_comparisons=round(wins_matrix.sum()),
