@@ -382,7 +382,11 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
     if not study.prolific_study_id:
         report.messages.append(f"Study '{study.slug}' has no Prolific study id: set it before reviewing.")
         return report
-    report.messages.append(str(reconcile_study(study=study)))
+    try:
+        report.messages.append(str(reconcile_study(study=study)))
+    except client.ProlificError as exc:
+        report.messages.append(f"Could not read the submissions from Prolific, so nothing was reviewed: {exc}")
+        return report
     awaiting = list(_unreviewed(study).filter(prolific_status=SubmissionStatus.AWAITING_REVIEW))
     decisions = [(p, decide_review(participant=p, study=study)) for p in awaiting]
     by = f" by {user}" if user is not None else ""

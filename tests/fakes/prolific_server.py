@@ -81,10 +81,10 @@ class FakeProlific:
         with self._lock:
             self.submissions[submission_id]["status"] = status
 
-    def fail_next(self, status: int, *, times: int = 1, retry_after: str | None = None) -> None:
-        """Answer the next `times` calls with this HTTP status (and Retry-After, if given)."""
+    def fail_next(self, status: int, *, times: int = 1, retry_after: str | None = None, path: str = "") -> None:
+        """Answer the next `times` calls (whose path contains `path`) with this status and Retry-After."""
         with self._lock:
-            self._failures += [(status, retry_after)] * times
+            self._failures += [(status, retry_after, path)] * times
 
     def hang_next(self, seconds: float, *, times: int = 1) -> None:
         with self._lock:
@@ -125,13 +125,15 @@ class FakeProlific:
             hang = self._hang_seconds if self._hang_count > 0 else 0.0
             if self._hang_count > 0:
                 self._hang_count -= 1
-            failure = self._failures.pop(0) if self._failures else None
+            failure = next((f for f in self._failures if f[2] in path), None)
+            if failure is not None:
+                self._failures.remove(failure)
         if hang:
             time.sleep(hang)
         if authorization != f"Token {self.token}":
             return 401, {}, {"error": {"error_code": 140101, "title": "Unauthorized", "detail": "Invalid token."}}
         if failure:
-            status, retry_after = failure
+            status, retry_after, _ = failure
             headers = {"Retry-After": retry_after} if retry_after is not None else {}
             title = "Too many requests" if status == 429 else "Server error"
             return status, headers, {"error": {"title": title, "detail": f"Injected failure {status}."}}

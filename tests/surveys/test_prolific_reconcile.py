@@ -1,0 +1,89 @@
+"""The periodic reconciliation catches what a missed webhook would have said."""
+
+import pytest
+from django.db.models import Sum
+
+from surveys import prolific_client
+from surveys.allocation import allocate
+from surveys.lifecycle import go_live
+from surveys.models import Cell, Participant
+from surveys.prolific import reconcile_study
+from surveys.prolific_tasks import reconcile_live_studies
+from tests.conftest import make_study
+from tests.fakes.prolific_server import FakeProlific
+
+
+@pytest.fixture
+def prolific(settings):
+    with FakeProlific() as server:
+        settings.PROLIFIC_API_URL = server.url
+        settings.PROLIFIC_API_TOKEN = server.token
+        yield server
+
+
+@pytest.fixture
+def live(db):
+    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    people = []
+    for n in range(3):
+        participant = Participant.objects.create(study=study, prolific_pid=f"pid{n}", session_id=f"sub{n}")
+        allocate(participant=participant)
+        people.append(participant)
+    return study, people
+
+
+def reserved(study):
+    return Cell.objects.filter(study=study).aggregate(n=Sum("reserved"))["n"]
+
+
+def test_a_missed_returned_webhook_is_caught_by_the_reconcile_task(live, prolific):
+    study, people = live
+    prolific.add_submission("sub0", participant_id="pid0", study_id="st1", status="RETURNED")
+    prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="ACTIVE")
+    prolific.add_submission("sub2", participant_id="pid2", study_id="st1", status="TIMED-OUT")
+    prolific.add_submission("sub9", participant_id="pid9", study_id="st1", status="RETURNED")  # never reached us
+    assert reserved(study) == 6
+
+    summaries = reconcile_live_studies()
+
+    assert reserved(study) == 2  # only pid1's pages are still held
+    statuses = dict(Participant.objects.values_list("prolific_pid", "status"))
+    assert statuses == {"pid0": "returned", "pid1": "started", "pid2": "timed-out"}
+    assert "1 never reached MoralJudge" in summaries[0]
+
+
+def test_reconciling_twice_changes_nothing_the_second_time(live, prolific):
+    study, _ = live
+    prolific.add_submission("sub0", participant_id="pid0", study_id="st1", status="RETURNED")
+    first = reconcile_study(study=study)
+    Cell.objects.filter(study=study).update(reserved=0)  # as if the freed places were reused and finished
+
+    second = reconcile_study(study=study)
+
+    assert (first.changed, first.released) == (1, 2)
+    assert (second.changed, second.released) == (0, 0)
+    assert reserved(study) == 0
+
+
+def test_a_participant_found_by_prolific_id_gets_their_submission_id(db, prolific):
+    study = go_live(study=make_study(prolific_study_id="st1"))
+    Participant.objects.create(study=study, prolific_pid="pid0")  # arrived without SESSION_ID
+    prolific.add_submission("sub0", participant_id="pid0", study_id="st1", status="AWAITING REVIEW")
+
+    reconcile_study(study=study)
+
+    participant = Participant.objects.get(prolific_pid="pid0")
+    assert (participant.session_id, participant.prolific_status) == ("sub0", "AWAITING REVIEW")
+
+
+def test_studies_that_are_not_live_or_have_no_prolific_id_are_skipped(db, prolific):
+    make_study(slug="draft", prolific_study_id="st1")
+    go_live(study=make_study(slug="no-id"))
+    assert reconcile_live_studies() == []
+    assert prolific.calls == []
+
+
+def test_a_prolific_outage_makes_the_task_retry(live, prolific):
+    prolific.fail_next(503, times=3, retry_after="0")
+    with pytest.raises(prolific_client.Retryable):
+        reconcile_live_studies()  # called directly, Celery re-raises what it would retry
