@@ -26,6 +26,7 @@ from django.utils import timezone
 from surveys.models import Answer, Cell, Judgment, Participant, Study
 
 from . import bradley_terry as bt
+from . import power
 from .models import AnalysisRun
 
 log = logging.getLogger(__name__)
@@ -411,3 +412,17 @@ def study_progress(*, study: Study) -> dict:
         "exclusions": [{"reason": r, "label": reasons.get(r, r), "count": n} for r, n in sorted(exclusions.items())],
         "median_minutes": round(statistics.median(minutes), 1) if minutes else None,
     }
+
+
+# ---------------------------------------------------------------- power
+
+
+def plan_power(
+    *, target_power: float | None = None, seed: int | None = None, **design
+) -> tuple[power.PowerResult, int | None]:
+    """Simulated power of a design and, when a target is given, the repetitions that reach it."""
+    result = power.power_analysis(seed=seed, **design)
+    needed = None
+    if target_power is not None:
+        needed = result.repetitions_needed_for(target_power)
+    return result, needed

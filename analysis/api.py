@@ -1,0 +1,116 @@
+"""Results API (token or session authentication, staff only): studies, progress, results, exports."""
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.decorators import api_view, permission_classes, renderer_classes
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import IsAdminUser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+
+from surveys.models import Study
+
+from . import exports
+from .models import AnalysisRun
+from .serializers import AnalysisRunOut, ProgressOut, QueuedOut, StudyDetailOut, StudyOut
+from .services import queue_refit, study_progress
+
+
+class TextRenderer(BaseRenderer):
+    """Lets clients ask for CSV or text; exports return their own response, errors render as text."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data if isinstance(data, str | bytes) else str(data)
+
+
+class PlainTextRenderer(TextRenderer):
+    media_type = "text/plain"
+    format = "txt"
+
+
+RUN_PARAMETER = OpenApiParameter(
+    "run", OpenApiTypes.INT, description="A finished run's id (default: the latest finished run)"
+)
+
+
+@extend_schema(responses=StudyOut(many=True), summary="Studies")
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def study_list(request):
+    studies = Study.objects.select_related("reference_system").order_by("-created_at")
+    return Response(StudyOut(studies, many=True).data)
+
+
+@extend_schema(responses=StudyDetailOut, summary="A study's design")
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def study_detail(request, slug):
+    study = get_object_or_404(Study.objects.prefetch_related("systems", "questions"), slug=slug)
+    return Response(StudyDetailOut(study).data)
+
+
+@extend_schema(responses=ProgressOut, summary="Cells filled, participants by status, exclusions")
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def study_progress_view(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    return Response(ProgressOut(study_progress(study=study)).data)
+
+
+def _run(request, study: Study) -> AnalysisRun:
+    run_id = request.query_params.get("run", "")
+    runs = AnalysisRun.objects.finished().filter(study=study)
+    run = runs.filter(pk=run_id).first() if run_id.isdigit() else runs.order_by("-created_at", "-id").first()
+    if run is None:
+        raise NotFound("No finished analysis run of this study (refit it first, or check the run id).")
+    return run
+
+
+@extend_schema(responses=AnalysisRunOut, parameters=[RUN_PARAMETER], summary="The latest results")
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def latest_results(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    return Response(AnalysisRunOut(_run(request, study)).data)
+
+
+@extend_schema(request=None, responses={202: QueuedOut}, summary="Queue a refit")
+@api_view(["POST"])
+@permission_classes([IsAdminUser])
+def refit(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    queue_refit(study=study, requested_by=request.user)
+    return Response(QueuedOut({"queued": True, "study": study.slug}).data, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("name", str, OpenApiParameter.PATH, enum=list(exports.EXPORTS), description="Which file"),
+        RUN_PARAMETER,
+    ],
+    responses={
+        (200, "text/csv"): OpenApiTypes.STR,
+        (200, "application/json"): OpenApiTypes.OBJECT,
+        (200, "text/plain"): OpenApiTypes.STR,
+    },
+    summary="An export file",
+)
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+@renderer_classes([JSONRenderer, TextRenderer, PlainTextRenderer])
+def export(request, slug, name):
+    study = get_object_or_404(Study, slug=slug)
+    if name not in exports.EXPORTS:
+        raise NotFound(f"No export called '{name}' (exports: {', '.join(exports.EXPORTS)}).")
+    content_type, needs_run = exports.EXPORTS[name]
+    run = _run(request, study) if needs_run else None
+    response = HttpResponse(exports.export_text(study=study, name=name, run=run), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
+    return response

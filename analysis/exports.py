@@ -1,0 +1,311 @@
+"""Files a researcher or reviewer takes away: judgments, results, a BradleyTerry2 file, demographics.
+
+Every function returns text; views and the API only wrap it in a response. Participants are
+identified by a salted hash of their Prolific id, never the id itself.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+from collections import Counter
+
+from django.conf import settings
+
+from surveys.models import Judgment, Participant, Study
+
+from .models import AnalysisRun
+from .services import stars
+
+JUDGMENT_COLUMNS = [
+    "participant",
+    "vignette",
+    "question",
+    "system_a",
+    "system_b",
+    "shown_first",
+    "winner",
+    "loser",
+    "winner_position",
+    "assignment_position",
+    "seconds",
+]
+RESULT_COLUMNS = [
+    "question",
+    "system",
+    "label",
+    "estimate",
+    "se",
+    "z",
+    "p",
+    "p_holm",
+    "stars",
+    "ci_low",
+    "ci_high",
+    "boot_ci_low",
+    "boot_ci_high",
+    "style_estimate",
+    "style_se",
+    "wins",
+    "losses",
+]
+BT2_COLUMNS = ["question", "system1", "system2", "win1", "win2"]
+DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
+
+
+def hashed_participant(prolific_pid: str) -> str:
+    """A stable pseudonym: HMAC-SHA256 of the Prolific id keyed with SECRET_KEY, 16 hex digits."""
+    return hmac.new(settings.SECRET_KEY.encode(), prolific_pid.encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def to_csv(columns: list[str], rows) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------- judgments
+
+
+def judgment_rows(*, study: Study):
+    """The valid judgments (those the analysis uses), one row per pick, in judgment order."""
+    judgments = (
+        Judgment.objects.valid()
+        .for_study(study)
+        .order_by("id")
+        .values_list(
+            "assignment__participant__prolific_pid",
+            "assignment__vignette__key",
+            "question__key",
+            "assignment__cell__answer_a__system__key",
+            "assignment__cell__answer_b__system__key",
+            "assignment__first_answer__system__key",
+            "winner__system__key",
+            "loser__system__key",
+            "winner_position",
+            "assignment__position",
+            "seconds_on_page",
+        )
+    )
+    pseudonyms: dict[str, str] = {}
+    for pid, vignette, question, a, b, first, winner, loser, position, page, seconds in judgments.iterator():
+        if pid not in pseudonyms:
+            pseudonyms[pid] = hashed_participant(pid)
+        yield {
+            "participant": pseudonyms[pid],
+            "vignette": vignette,
+            "question": question,
+            "system_a": a,
+            "system_b": b,
+            "shown_first": first,
+            "winner": winner,
+            "loser": loser,
+            "winner_position": position,
+            "assignment_position": page,
+            "seconds": round(seconds, 1),
+        }
+
+
+def judgments_csv(*, study: Study) -> str:
+    return to_csv(JUDGMENT_COLUMNS, judgment_rows(study=study))
+
+
+# ---------------------------------------------------------------- results
+
+
+def result_rows(*, run: AnalysisRun):
+    labels = {s["key"]: s["label"] for s in run.systems}
+    for question, result in run.results.items():
+        fit = result.get("fit")
+        if not fit:
+            continue
+        boot = result.get("bootstrap") or {}
+        styled = (result.get("style_controlled") or {}).get("items") or [{}] * len(fit["items"])
+        for k, item in enumerate(fit["items"]):
+            yield {
+                "question": question,
+                "system": item["item"],
+                "label": labels.get(item["item"], item["item"]),
+                **{key: item[key] for key in ("estimate", "se", "z", "p", "ci_low", "ci_high", "wins", "losses")},
+                "p_holm": result["holm_p"][k],
+                "stars": stars(item["p"]),
+                "boot_ci_low": (boot.get("ci_low") or [None] * len(fit["items"]))[k],
+                "boot_ci_high": (boot.get("ci_high") or [None] * len(fit["items"]))[k],
+                "style_estimate": styled[k].get("estimate"),
+                "style_se": styled[k].get("se"),
+            }
+
+
+def results_csv(*, run: AnalysisRun) -> str:
+    return to_csv(RESULT_COLUMNS, result_rows(run=run))
+
+
+def results_document(*, run: AnalysisRun) -> dict:
+    """The whole snapshot: what was fitted, on which data, by which code, and every result."""
+    return {
+        "study": run.study.slug,
+        "run": run.pk,
+        "created_at": run.created_at.isoformat(),
+        "trigger": run.trigger,
+        "n_judgments": run.n_judgments,
+        "n_participants": run.n_participants,
+        "data_hash": run.data_hash,
+        "git_revision": run.git_revision,
+        "parameters": run.parameters,
+        "systems": run.systems,
+        "results": run.results,
+        "halo": run.halo,
+    }
+
+
+def results_json(*, run: AnalysisRun) -> str:
+    return json.dumps(results_document(run=run), indent=2, allow_nan=False)
+
+
+# ---------------------------------------------------------------- BradleyTerry2
+
+
+def bradleyterry2_rows(*, study: Study):
+    """Wins per question and unordered system pair, system1 before system2 in the study's order."""
+    order = {key: n for n, key in enumerate(study.systems.order_by("position", "id").values_list("key", flat=True))}
+    counts: Counter = Counter()
+    for row in judgment_rows(study=study):
+        counts[(row["question"], row["winner"], row["loser"])] += 1
+    pairs = sorted(
+        {(q, *sorted((w, lo), key=order.__getitem__)) for q, w, lo in counts},
+        key=lambda key: (key[0], order[key[1]], order[key[2]]),
+    )
+    for question, first, second in pairs:
+        yield {
+            "question": question,
+            "system1": first,
+            "system2": second,
+            "win1": counts[(question, first, second)],
+            "win2": counts[(question, second, first)],
+        }
+
+
+def bradleyterry2_csv(*, study: Study) -> str:
+    return to_csv(BT2_COLUMNS, bradleyterry2_rows(study=study))
+
+
+def bradleyterry2_script(*, study: Study) -> str:
+    """An R script that refits each question with BTm, reference = the study's reference system."""
+    levels = list(study.systems.order_by("position", "id").values_list("key", flat=True))
+    reference = study.reference_system.key if study.reference_system else levels[0]
+    r_levels = ", ".join(json.dumps(level) for level in levels)
+    return f"""# Refit MoralJudge study {json.dumps(study.slug)} with BradleyTerry2 (Turner & Firth).
+# Data: {study.slug}-bradleyterry2.csv (wins per question and system pair, valid judgments only).
+# Estimates are log-abilities relative to {json.dumps(reference)}, as on the dashboard.
+library(BradleyTerry2)
+d <- read.csv("{study.slug}-bradleyterry2.csv", stringsAsFactors = FALSE)
+systems <- c({r_levels})
+for (q in unique(d$question)) {{
+  dq <- subset(d, question == q)
+  dq$system1 <- factor(dq$system1, levels = systems)
+  dq$system2 <- factor(dq$system2, levels = systems)
+  fit <- BTm(cbind(win1, win2), system1, system2, data = dq, refcat = {json.dumps(reference)})
+  cat("\\nQuestion:", q, "\\n")
+  print(summary(fit)$coefficients)
+  print(confint.default(fit))
+}}
+"""
+
+
+# ---------------------------------------------------------------- demographics
+
+
+def demographic_rows(*, study: Study):
+    """Counts and percentages per answer of each demographic question, over valid participants.
+
+    A multiple-choice answer (a list) counts once per option chosen; percentages are of the
+    valid participants, so those of a multiple-choice variable may sum past 100.
+    """
+    answers = list(
+        Participant.objects.filter(
+            study=study, status=Participant.Status.COMPLETED, exclusion="", is_preview=False
+        ).values_list("demographics", flat=True)
+    )
+    total = len(answers)
+    variables: dict[str, Counter] = {}
+    for answer in answers:
+        for variable, value in (answer or {}).items():
+            values = value if isinstance(value, list) else [value]
+            for item in values:
+                variables.setdefault(variable, Counter())["" if item is None else str(item)] += 1
+    yield {"variable": "valid participants", "value": "", "n": total, "percent": 100.0 if total else 0.0}
+    for variable in sorted(variables):
+        for value, n in sorted(variables[variable].items(), key=lambda pair: (-pair[1], pair[0])):
+            yield {"variable": variable, "value": value, "n": n, "percent": round(100 * n / total, 1)}
+
+
+def demographics_csv(*, study: Study) -> str:
+    return to_csv(DEMOGRAPHIC_COLUMNS, demographic_rows(study=study))
+
+
+EXPORTS = {
+    # name: (content type, needs a finished run)
+    "judgments.csv": ("text/csv", False),
+    "results.csv": ("text/csv", True),
+    "results.json": ("application/json", True),
+    "bradleyterry2.csv": ("text/csv", False),
+    "bradleyterry2.R": ("text/plain", False),
+    "demographics.csv": ("text/csv", False),
+}
+
+
+def export_text(*, study: Study, name: str, run: AnalysisRun | None) -> str:
+    """One export by file name; results need a run (the caller checks there is one)."""
+    makers = {
+        "judgments.csv": lambda: judgments_csv(study=study),
+        "results.csv": lambda: results_csv(run=run),
+        "results.json": lambda: results_json(run=run),
+        "bradleyterry2.csv": lambda: bradleyterry2_csv(study=study),
+        "bradleyterry2.R": lambda: bradleyterry2_script(study=study),
+        "demographics.csv": lambda: demographics_csv(study=study),
+    }
+    return makers[name]()
+
+
+def question_sections(*, run: AnalysisRun | None, beside: AnalysisRun | None = None) -> list[dict]:
+    """Per question, what the dashboard shows: the table rows, diagnostics and problems.
+
+    With `beside` (another study's run), each section also carries that run's section of the
+    same question key under "other" (None when it has no such question).
+    """
+    if run is None:
+        return []
+    others = {s["key"]: s for s in question_sections(run=beside)} if beside else {}
+    rows_by_question: dict[str, list[dict]] = {}
+    for row in result_rows(run=run):
+        rows_by_question.setdefault(row["question"], []).append(row)
+    sections = []
+    for key, result in run.results.items():
+        fit = result.get("fit") or {}
+        sections.append(
+            {
+                "key": key,
+                "text": result.get("text", ""),
+                "n_judgments": result.get("n_judgments", 0),
+                "rows": sorted(
+                    rows_by_question.get(key, []),
+                    key=lambda row: -(row["estimate"] if row["estimate"] is not None else -1e9),
+                ),
+                "problems": result.get("problems", []),
+                "order_effect": result.get("order_effect"),
+                "first_position_rate": result.get("first_position_rate"),
+                "separation_reliability": result.get("separation_reliability"),
+                "split_half_reliability": result.get("split_half_reliability"),
+                "style_effect": ((result.get("style_controlled") or {}).get("covariate_effects") or [None])[0],
+                "converged": fit.get("converged"),
+                "by_vignette": result.get("by_vignette", []),
+                "other": others.get(key),
+            }
+        )
+    return sections

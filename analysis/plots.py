@@ -1,0 +1,82 @@
+"""Forest plots like the source study's figures, drawn with matplotlib's Agg backend.
+
+Each system's estimate against the reference with its 95% Wald interval as a horizontal error
+bar, the participant-clustered bootstrap interval as a thinner grey bar when the run has one,
+and a dotted vertical line at 0 (the reference). Figures are built with `Figure` directly (no
+pyplot state), so concurrent requests cannot draw on each other's axes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib import rc_context  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
+
+
+def _plain(text: str) -> str:
+    """Labels are shown as typed: no mathtext from a '$' in a system's label."""
+    return str(text).replace("$", r"\$")
+
+
+def forest_plot(*, systems: list[dict], result: dict, title: str) -> Figure:
+    """One question's estimates, best at the top; systems without an estimate say so."""
+    fit = result.get("fit") or {"items": [], "reference": ""}
+    labels = {s["key"]: s["label"] for s in systems}
+    boot = result.get("bootstrap") or {}
+    rows = []
+    for k, item in enumerate(fit["items"]):
+        boot_low = (boot.get("ci_low") or [None] * (k + 1))[k]
+        boot_high = (boot.get("ci_high") or [None] * (k + 1))[k]
+        rows.append((item, labels.get(item["item"], item["item"]), boot_low, boot_high))
+    rows.sort(key=lambda row: -math.inf if row[0]["estimate"] is None else row[0]["estimate"])
+    figure = Figure(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.3))
+    axes = figure.subplots()
+    positions = list(range(len(rows)))
+    for y, (item, _label, boot_low, boot_high) in zip(positions, rows, strict=True):
+        if item["estimate"] is None:
+            axes.text(0, y, "no estimate", va="center", ha="center", fontsize=8, color="#a31515")
+            continue
+        if boot_low is not None and boot_high is not None:
+            axes.plot([boot_low, boot_high], [y - 0.18, y - 0.18], color="#9aa3b2", linewidth=1.2)
+        low, high = item["ci_low"], item["ci_high"]
+        if low is not None and high is not None and high > low:
+            axes.errorbar(
+                item["estimate"],
+                y,
+                xerr=[[item["estimate"] - low], [high - item["estimate"]]],
+                fmt="o",
+                color="#2456a6",
+                ecolor="#2456a6",
+                capsize=3,
+                markersize=5,
+            )
+        else:  # the reference: fixed at 0, no interval
+            axes.plot([item["estimate"]], [y], marker="D", color="#1d2330", markersize=5)
+    axes.axvline(0.0, color="#1d2330", linestyle=":", linewidth=1.2)
+    axes.set_yticks(positions, labels=[_plain(label) for _item, label, *_ in rows])
+    axes.set_ylim(-0.7, len(rows) - 0.3)
+    reference = labels.get(fit.get("reference", ""), fit.get("reference", ""))
+    axes.set_xlabel(_plain(f"Log-ability relative to {reference} (95% CI)"))
+    axes.set_title(_plain(title), fontsize=10, loc="left")
+    axes.grid(axis="x", color="#e4e7ec", linewidth=0.6)
+    figure.tight_layout()
+    return figure
+
+
+def render(figure: Figure, fmt: str) -> bytes:
+    """SVG (text kept as text, so labels are searchable) or PNG bytes."""
+    if fmt not in CONTENT_TYPES:
+        raise ValueError(f"format must be svg or png, not {fmt!r}.")
+    buffer = io.BytesIO()
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "moraljudge"}):
+        metadata = {"Date": None} if fmt == "svg" else {}
+        figure.savefig(buffer, format=fmt, dpi=150, metadata=metadata)
+    return buffer.getvalue()

@@ -1,0 +1,100 @@
+"""Output serializers of the results API (read-only; the API writes nothing but a queued refit)."""
+
+from rest_framework import serializers
+
+from surveys.models import Question, Study, System
+
+from .models import AnalysisRun
+
+
+class SystemOut(serializers.ModelSerializer):
+    class Meta:
+        model = System
+        fields = ["key", "label", "kind", "provider", "model"]
+
+
+class QuestionOut(serializers.ModelSerializer):
+    class Meta:
+        model = Question
+        fields = ["key", "text"]
+
+
+class StudyOut(serializers.ModelSerializer):
+    reference_system = serializers.SlugRelatedField(slug_field="key", read_only=True)
+
+    class Meta:
+        model = Study
+        fields = ["slug", "name", "status", "reference_system", "repetitions", "vignettes_per_participant"]
+
+
+class StudyDetailOut(StudyOut):
+    systems = SystemOut(many=True, read_only=True)
+    questions = QuestionOut(many=True, read_only=True)
+    vignettes = serializers.SerializerMethodField()
+
+    class Meta(StudyOut.Meta):
+        fields = [*StudyOut.Meta.fields, "order_rule", "went_live_at", "closed_at", "systems", "questions", "vignettes"]
+
+    def get_vignettes(self, study) -> list[str]:
+        return list(study.vignettes.values_list("key", flat=True))
+
+
+class CountOut(serializers.Serializer):
+    label = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class StatusCountOut(CountOut):
+    status = serializers.CharField()
+
+
+class ExclusionCountOut(CountOut):
+    reason = serializers.CharField()
+
+
+class ProgressOut(serializers.Serializer):
+    cells = serializers.IntegerField()
+    target = serializers.IntegerField(help_text="Judgments wanted: sum of the cells' targets.")
+    completed = serializers.IntegerField()
+    reserved = serializers.IntegerField()
+    percent_complete = serializers.FloatField()
+    participants = serializers.IntegerField(help_text="Real participants (previews excluded).")
+    valid_participants = serializers.IntegerField()
+    by_status = StatusCountOut(many=True)
+    exclusions = ExclusionCountOut(many=True)
+    median_minutes = serializers.FloatField(allow_null=True)
+
+
+class AnalysisRunOut(serializers.ModelSerializer):
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    parameters = serializers.JSONField(help_text="reference, order_effect, bootstrap, seed, split_halves, style.")
+    systems = serializers.JSONField(help_text="Systems in item order: key, label, kind.")
+    results = serializers.JSONField(
+        help_text="Per question key: fit (BTResult.as_dict), holm_p, stars, bootstrap, order_effect, "
+        "style_controlled, first_position_rate, separation_reliability, split_half_reliability, by_vignette."
+    )
+    halo = serializers.JSONField(help_text="questions, matrix (correlations of estimates), mean_off_diagonal.")
+
+    class Meta:
+        model = AnalysisRun
+        fields = [
+            "id",
+            "study",
+            "trigger",
+            "status",
+            "created_at",
+            "finished_at",
+            "n_judgments",
+            "n_participants",
+            "data_hash",
+            "git_revision",
+            "parameters",
+            "systems",
+            "results",
+            "halo",
+        ]
+
+
+class QueuedOut(serializers.Serializer):
+    queued = serializers.BooleanField()
+    study = serializers.CharField()

@@ -1,0 +1,106 @@
+"""The researcher dashboard (staff only): progress, forest plots, diagnostics, comparisons, power, exports."""
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from surveys.models import Study
+
+from . import exports, plots
+from .forms import CompareForm, PowerForm
+from .models import AnalysisRun
+from .services import plan_power, queue_refit, study_progress
+
+
+def chosen_run(request, study: Study) -> AnalysisRun | None:
+    """The run asked for with ?run=ID (finished, this study's), else the latest finished one."""
+    run_id = request.GET.get("run", "")
+    if run_id:
+        if not run_id.isdigit():
+            raise Http404("No such analysis run.")
+        return get_object_or_404(AnalysisRun.objects.finished(), pk=run_id, study=study)
+    return AnalysisRun.objects.latest_for(study)
+
+
+@staff_member_required
+@require_GET
+def study_list(request):
+    studies = Study.objects.order_by("-created_at")
+    rows = [{"study": study, "run": AnalysisRun.objects.latest_for(study)} for study in studies]
+    return render(request, "analysis/study_list.html", {"rows": rows})
+
+
+@staff_member_required
+@require_GET
+def study_dashboard(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    run = chosen_run(request, study)
+    compare = CompareForm(request.GET or None, study=study)
+    other = compare.cleaned_data["compare"] if compare.is_valid() else None
+    other_run = AnalysisRun.objects.latest_for(other) if other else None
+    sections = exports.question_sections(run=run, beside=other_run)
+    context = {
+        "study": study,
+        "progress": study_progress(study=study),
+        "run": run,
+        "sections": sections,
+        "halo_rows": list(zip(run.halo.get("questions", []), run.halo.get("matrix", []), strict=False)) if run else [],
+        "recent_runs": AnalysisRun.objects.filter(study=study)[:8],
+        "compare_form": compare,
+        "other": other,
+        "other_run": other_run,
+        "export_names": list(exports.EXPORTS),
+    }
+    return render(request, "analysis/study_dashboard.html", context)
+
+
+@staff_member_required
+@require_POST
+def refit(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    queue_refit(study=study, requested_by=request.user)
+    messages.success(request, f"A refit of '{study.name}' was queued; the page shows it once it has finished.")
+    return redirect("analysis:study", slug=study.slug)
+
+
+@staff_member_required
+@require_GET
+def plot(request, slug, question, fmt):
+    study = get_object_or_404(Study, slug=slug)
+    run = chosen_run(request, study)
+    if fmt not in plots.CONTENT_TYPES or run is None or question not in run.results:
+        raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
+    result = run.results[question]
+    figure = plots.forest_plot(systems=run.systems, result=result, title=f"{study.name}: {question}")
+    response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
+    disposition = "attachment" if request.GET.get("download") else "inline"
+    response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-run{run.pk}.{fmt}"'
+    return response
+
+
+@staff_member_required
+@require_GET
+def export(request, slug, name):
+    study = get_object_or_404(Study, slug=slug)
+    if name not in exports.EXPORTS:
+        raise Http404(f"No export called '{name}'.")
+    content_type, needs_run = exports.EXPORTS[name]
+    run = chosen_run(request, study)
+    if needs_run and run is None:
+        raise Http404("This study has no finished analysis run yet: refit it first.")
+    response = HttpResponse(exports.export_text(study=study, name=name, run=run), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
+    return response
+
+
+@staff_member_required
+@require_GET
+def power_page(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    form = PowerForm(request.GET if "systems" in request.GET else None, initial=PowerForm.initial_for(study))
+    result = needed = None
+    if form.is_valid():
+        result, needed = plan_power(**form.cleaned_data)
+    return render(request, "analysis/power.html", {"study": study, "form": form, "result": result, "needed": needed})

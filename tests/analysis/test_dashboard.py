@@ -1,0 +1,150 @@
+"""The researcher dashboard: login, progress, forest plots, comparison, refit button, power page."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from analysis.models import AnalysisRun
+from analysis.services import refit_study
+from surveys.models import System
+
+from ..conftest import make_judged_study, make_study
+
+FAST = {"bootstrap": 50, "split_halves": 10}
+
+
+@pytest.fixture
+def staff_client(client, db):
+    user = get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def fitted(db):
+    study = make_judged_study(participants=40, seed=5)
+    System.objects.filter(study=study, key="beta").update(label="<b>GPT</b> & $co")
+    run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    return study, run
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/dashboard/",
+        "/dashboard/judged/",
+        "/dashboard/judged/power/",
+        "/dashboard/judged/plots/features.svg",
+        "/dashboard/judged/exports/judgments.csv",
+    ],
+)
+def test_anonymous_visitors_are_sent_to_the_login_page(client, fitted, path):
+    response = client.get(path)
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+
+
+def test_a_logged_in_non_staff_user_is_not_let_in(client, fitted):
+    client.force_login(get_user_model().objects.create_user("judge", password="pw-12345678"))
+    assert client.get("/dashboard/judged/").status_code == 302
+
+
+def test_the_study_list_links_each_study_with_its_latest_run(staff_client, fitted):
+    study, run = fitted
+    page = staff_client.get("/dashboard/").content.decode()
+    assert "/dashboard/judged/" in page and str(run.n_judgments) in page
+
+
+def test_the_study_page_shows_progress_plots_table_and_diagnostics(staff_client, fitted):
+    study, run = fitted
+    response = staff_client.get("/dashboard/judged/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert f'src="/dashboard/judged/plots/features.svg?run={run.pk}"' in page
+    assert "Participants by status" in page and "Separation reliability" in page and "Halo" in page
+    assert "First-position pick rate" in page and "Per vignette" in page
+    assert "&lt;b&gt;GPT&lt;/b&gt; &amp; $co" in page and "<b>GPT</b>" not in page
+    assert "judgments.csv" in page and "bradleyterry2.R" in page
+
+
+def test_the_forest_plot_svg_names_every_system_and_marks_the_reference(staff_client, fitted):
+    response = staff_client.get("/dashboard/judged/plots/features.svg")
+    svg = response.content.decode()
+    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    for label in ("Alpha", "Gamma", "&lt;b&gt;GPT&lt;/b&gt; &amp; $co", "Log-ability relative to Alpha"):
+        assert label in svg
+
+
+def test_the_forest_plot_is_also_a_downloadable_png(staff_client, fitted):
+    response = staff_client.get("/dashboard/judged/plots/features.png?download=1")
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+    assert response.content[:8] == b"\x89PNG\r\n\x1a\n"
+    assert response["Content-Disposition"].startswith('attachment; filename="judged-features-run')
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/dashboard/judged/plots/nope.svg", "/dashboard/judged/plots/features.gif", "/dashboard/x/plots/features.svg"],
+)
+def test_an_unknown_question_format_or_study_is_404(staff_client, fitted, path):
+    assert staff_client.get(path).status_code == 404
+
+
+def test_a_study_without_a_run_says_so_and_has_no_plot(staff_client, db):
+    make_study(slug="fresh")
+    page = staff_client.get("/dashboard/fresh/").content.decode()
+    assert "No finished analysis yet" in page
+    assert staff_client.get("/dashboard/fresh/plots/features.svg").status_code == 404
+
+
+def test_two_studies_are_shown_side_by_side_per_question(staff_client, fitted):
+    study, run = fitted
+    other = make_judged_study(slug="exp2", participants=30, seed=9)
+    other_run = refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    page = staff_client.get("/dashboard/judged/?compare=exp2").content.decode()
+    assert f'src="/dashboard/exp2/plots/features.svg?run={other_run.pk}"' in page
+    assert f'src="/dashboard/judged/plots/features.svg?run={run.pk}"' in page
+    assert '<option value="exp2" selected>' in page
+
+
+def test_an_unknown_comparison_study_is_a_form_error_not_a_crash(staff_client, fitted):
+    response = staff_client.get("/dashboard/judged/?compare=nope")
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+
+
+def test_the_refit_button_queues_a_refit_that_stores_a_run(staff_client, fitted, django_capture_on_commit_callbacks):
+    study, _ = fitted
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = staff_client.post("/dashboard/judged/refit/")
+    assert response.status_code == 302 and response["Location"] == "/dashboard/judged/"
+    assert len(callbacks) == 1
+    assert staff_client.get("/dashboard/judged/refit/").status_code == 405
+
+
+def test_an_old_run_can_be_viewed_by_id_and_a_missing_one_is_404(staff_client, fitted):
+    study, run = fitted
+    assert staff_client.get(f"/dashboard/judged/?run={run.pk}").status_code == 200
+    assert staff_client.get("/dashboard/judged/?run=99999").status_code == 404
+    assert staff_client.get("/dashboard/judged/?run=abc").status_code == 404
+
+
+def test_the_power_page_is_prefilled_from_the_study_design(staff_client, fitted):
+    page = staff_client.get("/dashboard/judged/power/").content.decode()
+    assert 'name="systems" value="3"' in page and 'name="vignettes" value="3"' in page
+    assert 'name="repetitions" value="8"' in page and 'name="questions" value="5"' in page
+
+
+def test_the_power_page_simulates_the_design_it_is_given(staff_client, fitted):
+    query = (
+        "systems=7&vignettes=12&repetitions=8&vignettes_per_participant=5&gap=0.4&spacing=even"
+        "&alpha=0.05&questions=5&simulations=400&seed=1&target_power="
+    )
+    response = staff_client.get(f"/dashboard/judged/power/?{query}")
+    page = response.content.decode()
+    assert response.status_code == 200 and "Power <strong>0.8" in page and "Monte Carlo SE" in page
+
+
+def test_the_power_page_rejects_bad_input_with_a_clear_error(staff_client, fitted):
+    response = staff_client.get("/dashboard/judged/power/?systems=1&vignettes=3&repetitions=8&gap=x")
+    page = response.content.decode()
+    assert response.status_code == 200 and "Ensure this value is greater than or equal to 2" in page
+    assert "Enter a number" in page and 'value="1"' in page
