@@ -26,6 +26,8 @@ from scipy.sparse import csgraph
 Z95 = stats.norm.ppf(0.975)
 # Log-odds beyond this mean separation: Newton only crept towards infinity.
 DIVERGED = 20.0
+# Predicted log-likelihood gain below which a Newton step is taken without checking it.
+SAFE_GAIN = 1e-3
 
 
 # ---------------------------------------------------------------- results
@@ -341,7 +343,7 @@ def fit_batch(
         score, info = _score_and_information(theta[idx], *args, wins[idx], totals[idx], n_items)
         step = _solve(info[:, free[:, None], free], score[:, free])
         gain = 0.5 * np.einsum("ri,ri->r", score[:, free], step)
-        theta[np.ix_(idx, free)] = _halved(theta[idx], step, free, args, wins[idx], totals[idx], n_items)
+        theta[np.ix_(idx, free)] = _halved(theta[idx], step, gain, free, args, wins[idx], totals[idx], n_items)
         active[idx[gain <= tol]] = False
     _, info = _score_and_information(theta, *args, wins, totals, n_items)
     finite = np.isfinite(theta).all(axis=1)
@@ -355,8 +357,16 @@ def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         return np.einsum("rij,rj->ri", np.linalg.pinv(matrix), rhs)
 
 
-def _halved(theta, step, free, args, wins, totals, n_items, tries=30):
-    """theta + step, halving the step for members whose log-likelihood would drop."""
+def _halved(theta, step, gain, free, args, wins, totals, n_items, tries=30):
+    """theta + step, halving the step for members whose log-likelihood would drop.
+
+    Members whose predicted gain is tiny are in Newton's quadratic zone, where the full step
+    of a concave log-likelihood is safe, so only the others pay for the check."""
+    moved = theta[:, free] + step
+    check = np.flatnonzero(gain > SAFE_GAIN)
+    if check.size == 0:
+        return moved
+    theta, step, wins, totals = theta[check], step[check], wins[check], totals[check]
     before = _log_likelihood(_linear_predictor(theta, *args, n_items), wins, totals)
     scale = np.ones(len(theta))
     for _ in range(tries):
@@ -367,7 +377,8 @@ def _halved(theta, step, free, args, wins, totals, n_items, tries=30):
         if not worse.any():
             break
         scale[worse] *= 0.5
-    return trial[:, free]
+    moved[check] = trial[:, free]
+    return moved
 
 
 # ---------------------------------------------------------------- problems
@@ -385,9 +396,11 @@ def find_problems(win_matrix: np.ndarray, reference: int, names: list[str]) -> t
     comparable with the reference.
     """
     graph = sparse.csr_matrix(win_matrix > 0)
+    n_strong, strong = csgraph.connected_components(graph, directed=True, connection="strong")
+    if n_strong == 1:  # the usual case: every item beats and is beaten along some chain
+        return [], np.ones(len(names), bool)
     played = (win_matrix + win_matrix.T).sum(axis=1) > 0
     n_weak, weak = csgraph.connected_components(graph, directed=True, connection="weak")
-    _, strong = csgraph.connected_components(graph, directed=True, connection="strong")
     estimable = strong == strong[reference]
     problems = [f"'{names[k]}' has no comparisons: its ability cannot be estimated." for k in np.flatnonzero(~played)]
     groups = [np.flatnonzero(weak == c) for c in range(n_weak)]

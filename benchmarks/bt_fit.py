@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -236,9 +237,6 @@ def workload_b():
 
 
 if __name__ == "__main__":
-    print(
-        f"numpy {np.__version__}, choix {choix.__version__ if hasattr(choix, '__version__') else '?'}, "
-        f"statsmodels {sm.__version__ if hasattr(sm, '__version__') else '?'}"
-    )
+    print(f"numpy {np.__version__}, choix {metadata.version('choix')}, statsmodels {sm.__version__}")
     workload_a()
     workload_b()
