@@ -72,11 +72,10 @@ def allocate(*, participant: Participant, now: datetime | None = None) -> list[A
 
 
 def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
-    missing = (
-        Cell.objects.filter(study=study, completed__lt=F("target") - F("reserved"))
-        .values("vignette_id")
-        .annotate(missing=Sum(F("target") - F("completed") - F("reserved")))
-    )
+    candidates = Cell.objects.filter(study=study)
+    if not preview:  # a preview may look at any cell, even in a full study
+        candidates = candidates.filter(completed__lt=F("target") - F("reserved"))
+    missing = candidates.values("vignette_id").annotate(missing=Sum(F("target") - F("completed") - F("reserved")))
     order = sorted(missing, key=lambda row: (-row["missing"], random.random()))
     cells: list[Cell] = []
     for row in order:
@@ -90,10 +89,9 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
 
 def _take_least_filled(*, study: Study, vignette_id: int, preview: bool) -> Cell | None:
     """Lock and reserve the least-filled cell of a vignette that has room, or None."""
-    with_room = Cell.objects.filter(study=study, vignette_id=vignette_id, completed__lt=F("target") - F("reserved"))
     if preview:
-        candidates = list(with_room.order_by(F("completed") + F("reserved"))[:50])
-        return _least_filled(candidates)
+        return _least_filled(list(Cell.objects.filter(study=study, vignette_id=vignette_id)))
+    with_room = Cell.objects.filter(study=study, vignette_id=vignette_id, completed__lt=F("target") - F("reserved"))
     for _ in range(3):  # another arrival may take the last place between our lock and update
         candidates = list(
             with_room.order_by(F("completed") + F("reserved"), "?").select_for_update(skip_locked=True)[:1]

@@ -1,3 +1,163 @@
-"""The judging survey's pages: Prolific entry, consent, demographics, pairs, attention check, completion."""
+"""The judging survey's pages: Prolific entry, consent, demographics, pairs, attention check, completion.
 
-urlpatterns: list = []
+Every page first asks where the participant really is (`current_step`) and sends them there when
+they asked for another page, so a reload, the back button or an old tab never skips or repeats work.
+"""
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path
+from django.views.decorators.http import require_GET, require_http_methods
+
+from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairForm
+from ..judging import (
+    attention_options,
+    completion_code,
+    current_step,
+    enter_study,
+    finish_participant,
+    mark_shown,
+    page_content,
+    parse_prolific_params,
+    prolific_return_url,
+    record_consent,
+    record_demographics,
+    record_page,
+    start_preview,
+)
+from ..models import Participant, Study
+
+STEP_PAGES = {
+    "consent": "surveys:judging-consent",
+    "demographics": "surveys:judging-about-you",
+    "attention": "surveys:judging-check",
+}
+NO_SESSION = (
+    "We could not find your place in this study in this browser. Please open the study again from its "
+    "link on Prolific: your answers so far are kept."
+)
+
+
+def _session_key(study: Study) -> str:
+    return f"judging:{study.pk}"
+
+
+def _problem(request, study: Study | None, problems: list[str], status: int = 400):
+    return render(request, "surveys/judging/problem.html", {"study": study, "problems": problems}, status=status)
+
+
+def _to_step(participant: Participant):
+    step = current_step(participant)
+    slug = participant.study.slug
+    if step.name == "pair":
+        return redirect("surveys:judging-pair", slug, step.assignment.position)
+    return redirect(STEP_PAGES.get(step.name, "surveys:judging-done"), slug)
+
+
+def _at(request, slug: str, *names: str):
+    """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
+    study = get_object_or_404(Study, slug=slug)
+    participant_id = request.session.get(_session_key(study))
+    participant = Participant.objects.filter(pk=participant_id, study=study).select_related("study").first()
+    if participant is None:
+        return None, None, _problem(request, study, [NO_SESSION], status=403)
+    step = current_step(participant)
+    if step.name not in names:
+        return participant, step, _to_step(participant)
+    return participant, step, None
+
+
+@require_GET
+def entry(request, slug: str):
+    """/s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…; a staff user without them previews."""
+    study = get_object_or_404(Study, slug=slug)
+    key = _session_key(study)
+    resuming = Participant.objects.filter(pk=request.session.get(key), study=study).first()
+    try:
+        if "PROLIFIC_PID" in request.GET or not (request.user.is_staff or resuming):
+            participant = enter_study(study=study, params=parse_prolific_params(request.GET))
+        elif resuming and "restart" not in request.GET:
+            participant = resuming
+        else:
+            participant = start_preview(study=study)
+    except ValidationError as exc:
+        return _problem(request, study, exc.messages)
+    request.session[key] = participant.pk
+    return _to_step(participant)
+
+
+@require_http_methods(["GET", "POST"])
+def consent(request, slug: str):
+    participant, step, elsewhere = _at(request, slug, "consent")
+    if elsewhere:
+        return elsewhere
+    form = ConsentForm(request.POST or None)
+    if form.is_valid():
+        participant = record_consent(participant=participant, **form.cleaned_data)
+        return _to_step(participant)
+    return render(request, "surveys/judging/consent.html", {"participant": participant, "form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def about_you(request, slug: str):
+    participant, step, elsewhere = _at(request, slug, "demographics")
+    if elsewhere:
+        return elsewhere
+    form = DemographicsForm(request.POST or None)
+    if form.is_valid():
+        participant = record_demographics(participant=participant, demographics=form.cleaned_data)
+        return _to_step(participant)
+    return render(request, "surveys/judging/demographics.html", {"participant": participant, "form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def pair(request, slug: str, position: int):
+    participant, step, elsewhere = _at(request, slug, "pair")
+    if participant is None:
+        return elsewhere
+    get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
+    if elsewhere or step.assignment.position != position:
+        return _to_step(participant)
+    form = PairForm(request.POST or None, questions=list(participant.study.questions.all()))
+    if form.is_valid():
+        try:
+            record_page(participant=participant, assignment=step.assignment, picks=form.picks())
+        except ValidationError:
+            pass  # a stale page: go to where the participant really is
+        return _to_step(participant)
+    mark_shown(assignment=step.assignment)
+    context = {"participant": participant, "step": step, "form": form, "page": page_content(step.assignment)}
+    return render(request, "surveys/judging/pair.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def check(request, slug: str):
+    participant, step, elsewhere = _at(request, slug, "attention")
+    if elsewhere:
+        return elsewhere
+    study = participant.study
+    form = AttentionForm(request.POST or None, prompt=study.attention_prompt, options=attention_options(study))
+    if form.is_valid():
+        participant = finish_participant(participant=participant, attention_choice=form.cleaned_data["choice"])
+        return _to_step(participant)
+    return render(request, "surveys/judging/attention.html", {"participant": participant, "step": step, "form": form})
+
+
+@require_GET
+def done(request, slug: str):
+    participant, step, elsewhere = _at(request, slug, "complete", "no-consent", "full", "ended")
+    if elsewhere:
+        return elsewhere
+    code = completion_code(participant)
+    context = {"participant": participant, "step": step, "code": code, "return_url": prolific_return_url(code)}
+    return render(request, f"surveys/judging/{step.name}.html", context)
+
+
+urlpatterns = [
+    path("s/<slug:slug>/", entry, name="judging-entry"),
+    path("s/<slug:slug>/consent/", consent, name="judging-consent"),
+    path("s/<slug:slug>/about-you/", about_you, name="judging-about-you"),
+    path("s/<slug:slug>/pair/<int:position>/", pair, name="judging-pair"),
+    path("s/<slug:slug>/check/", check, name="judging-check"),
+    path("s/<slug:slug>/done/", done, name="judging-done"),
+]

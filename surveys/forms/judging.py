@@ -1,0 +1,95 @@
+"""The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
+
+from django import forms
+
+from .. import constants
+from ..models import Judgment, Question
+
+
+def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.TypedChoiceField:
+    return forms.TypedChoiceField(
+        choices=[("yes", yes), ("no", no)],
+        coerce=lambda value: value == "yes",
+        widget=forms.RadioSelect,
+        label=label,
+        error_messages={"required": required_message},
+    )
+
+
+def _choices(values: list[str]) -> list[tuple[str, str]]:
+    return [("", "— choose —")] + [(value, value) for value in values]
+
+
+class ConsentForm(forms.Form):
+    consent = _yes_no(
+        "Do you agree to take part in this study?",
+        "Yes, I agree to take part",
+        "No, I do not agree",
+        "Please say whether you agree to take part.",
+    )
+    anonymised = _yes_no(
+        "Do you agree that your anonymised answers may be used in research publications and shared data sets?",
+        "Yes, my anonymised answers may be used",
+        "No",
+        "Please say whether your anonymised answers may be used.",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("consent") is False:
+            self.errors.pop("anonymised", None)  # declining ends the study: the second answer does not matter
+            data["anonymised"] = False
+        return data
+
+
+class DemographicsForm(forms.Form):
+    gender = forms.ChoiceField(label="Gender", choices=_choices(constants.GENDERS))
+    gender_specify = forms.CharField(label="If you prefer to specify your gender", max_length=100, required=False)
+    age = forms.ChoiceField(label="Age", choices=_choices(constants.AGE_GROUPS))
+    religion = forms.ChoiceField(label="Religion", choices=_choices(constants.RELIGIONS))
+    religion_specify = forms.CharField(label="If other, please specify your religion", max_length=100, required=False)
+    education = forms.ChoiceField(
+        label="Highest level of education completed", choices=_choices(constants.EDUCATION_LEVELS)
+    )
+    country = forms.ChoiceField(
+        label="Country of residence",
+        choices=_choices(constants.COUNTRIES + [constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("gender") != constants.SPECIFY_GENDER:
+            data["gender_specify"] = ""
+        if data.get("religion") != constants.SPECIFY_RELIGION:
+            data["religion_specify"] = ""
+        return data
+
+
+class PairForm(forms.Form):
+    """One forced choice between Answer A and Answer B per question of the study, nothing preselected."""
+
+    def __init__(self, *args, questions: list[Question], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.questions = questions
+        for number, question in enumerate(questions, start=1):
+            self.fields[question.key] = forms.ChoiceField(
+                label=f"{number}. {question.text}",
+                choices=[(Judgment.Position.FIRST, "Answer A"), (Judgment.Position.SECOND, "Answer B")],
+                widget=forms.RadioSelect,
+                error_messages={"required": "Please choose Answer A or Answer B."},
+            )
+
+    def picks(self) -> dict[str, str]:
+        return {question.key: self.cleaned_data[question.key] for question in self.questions}
+
+
+class AttentionForm(forms.Form):
+    def __init__(self, *args, prompt: str, options: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["choice"] = forms.TypedChoiceField(
+            label=prompt,
+            choices=[(str(number), text) for number, text in enumerate(options, start=1)],
+            coerce=int,
+            widget=forms.RadioSelect,
+            error_messages={"required": "Please choose one of the two options."},
+        )

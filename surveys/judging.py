@@ -1,0 +1,336 @@
+"""The judging survey's behaviour: entering from Prolific, consent, demographics, pages, the check, quality.
+
+Views call these functions; every write that matters happens here, each in one transaction, and
+every step is checked against where the participant really is (`current_step`), so a double
+submit, the back button or a reload never duplicates or skips anything.
+"""
+
+import re
+import secrets
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .allocation import allocate, release_participant
+from .models import DEFAULT_ATTENTION_OPTIONS, Answer, Assignment, Cell, Judgment, Participant, Study
+
+PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")
+CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
+MEDIAN_NEEDS = 5  # "too fast against the median" is judged once this many others have finished
+
+
+@dataclass(frozen=True)
+class ProlificParams:
+    pid: str
+    study_id: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where a participant is: `name` is one of consent, no-consent, demographics, pair, attention,
+    complete, full, ended; `assignment` is the current page for `pair`."""
+
+    name: str
+    assignment: Assignment | None = None
+    done: int = 0
+    total: int = 0
+
+
+def parse_prolific_params(params) -> ProlificParams:
+    """PROLIFIC_PID, STUDY_ID and SESSION_ID from the link, each a 24-character hex id."""
+    errors = []
+    values = {}
+    for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
+        value = (params.get(name) or "").strip()
+        if not value:
+            errors.append(f"{name} is missing from the link.")
+        elif not PROLIFIC_ID.match(value):
+            errors.append(f"{name} is not a Prolific id (24 letters and digits).")
+        values[name] = value
+    if errors:
+        raise ValidationError(errors)
+    return ProlificParams(pid=values["PROLIFIC_PID"], study_id=values["STUDY_ID"], session_id=values["SESSION_ID"])
+
+
+def enter_study(*, study: Study, params: ProlificParams) -> Participant:
+    """The participant for this person in this study: found again when they come back, else new."""
+    found = Participant.objects.filter(study=study, prolific_pid=params.pid).first()
+    if found:
+        return found
+    if study.prolific_study_id and params.study_id != study.prolific_study_id:
+        raise ValidationError("This link belongs to a different Prolific study.")
+    if not study.is_live:
+        raise ValidationError("This study is not open for participants at the moment.")
+    try:
+        with transaction.atomic():
+            return Participant.objects.create(
+                study=study, prolific_pid=params.pid, prolific_study_id=params.study_id, session_id=params.session_id
+            )
+    except IntegrityError:
+        # The same person arriving twice at once, or a submission id already used by someone else.
+        found = Participant.objects.filter(study=study, prolific_pid=params.pid).first()
+        if found:
+            return found
+        raise ValidationError("This Prolific submission is already in use.") from None
+
+
+def start_preview(*, study: Study) -> Participant:
+    """A researcher's walk through the survey: it never touches cells or analysis."""
+    if not study.cells.exists():
+        raise ValidationError("The study has no comparison plan yet: a preview needs it to be live.")
+    return Participant.objects.create(study=study, prolific_pid=f"preview-{secrets.token_hex(8)}", is_preview=True)
+
+
+def current_step(participant: Participant) -> Step:
+    status = participant.status
+    Status = Participant.Status
+    if status == Status.STARTED:
+        return Step("consent")
+    if status == Status.NO_CONSENT:
+        return Step("no-consent")
+    if status == Status.CONSENTED:
+        return Step("demographics")
+    if status == Status.SCREENED_OUT:
+        return Step("full")
+    if status in (Status.COMPLETED, Status.FAILED_ATTENTION):
+        return Step("complete")
+    if status != Status.JUDGING:
+        return Step("ended")  # returned, timed out, expired
+    assignments = list(participant.assignments.order_by("position"))
+    done = sum(a.status == Assignment.Status.COMPLETED for a in assignments)
+    current = next((a for a in assignments if a.status == Assignment.Status.RESERVED), None)
+    if current is not None:
+        return Step("pair", current, done=done, total=len(assignments))
+    if assignments and done == len(assignments):
+        return Step("attention", done=done, total=len(assignments))
+    return Step("ended")
+
+
+@transaction.atomic
+def record_consent(*, participant: Participant, consent: bool, anonymised: bool) -> Participant:
+    participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    if participant.status != Participant.Status.STARTED:
+        return participant  # answered already (a double submit)
+    participant.consented_at = timezone.now() if consent else None
+    participant.anonymised_data_consent = anonymised if consent else None
+    participant.status = Participant.Status.CONSENTED if consent else Participant.Status.NO_CONSENT
+    if not consent:
+        participant.finished_at = timezone.now()
+    participant.save(update_fields=["consented_at", "anonymised_data_consent", "status", "finished_at"])
+    return participant
+
+
+def record_demographics(*, participant: Participant, demographics: dict, now: datetime | None = None) -> Participant:
+    """Store the answers, then allocate the judging pages; a full study screens the participant out."""
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        if participant.status != Participant.Status.CONSENTED:
+            return participant  # answered already
+        participant.demographics = demographics
+        participant.save(update_fields=["demographics"])
+    assignments = allocate(participant=participant, now=now)
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        if participant.status == Participant.Status.CONSENTED:
+            participant.status = Participant.Status.JUDGING if assignments else Participant.Status.SCREENED_OUT
+            if not assignments:
+                participant.finished_at = timezone.now()
+            participant.save(update_fields=["status", "finished_at"])
+    return participant
+
+
+def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
+    """Seconds on a page count from when it was first shown, however often it is reloaded."""
+    Assignment.objects.filter(pk=assignment.pk, shown_at__isnull=True).update(shown_at=now or timezone.now())
+
+
+def page_content(assignment: Assignment) -> dict:
+    """What a judging page shows: the vignette, then Answer A (first) and Answer B (second)."""
+    answers = Answer.objects.filter(pk__in=[assignment.first_answer_id, assignment.second_answer_id])
+    by_id = {answer.pk: answer for answer in answers.prefetch_related("features")}
+    return {
+        "vignette": assignment.vignette,
+        "answers": [("A", by_id[assignment.first_answer_id]), ("B", by_id[assignment.second_answer_id])],
+    }
+
+
+@transaction.atomic
+def record_page(
+    *, participant: Participant, assignment: Assignment, picks: dict[str, str], now: datetime | None = None
+) -> Assignment:
+    """Store one page's picks (one per question, `first` or `second`) together, and close the page.
+
+    A page that is already closed is left as it is (a double submit); only the current page can be
+    answered. Returns the assignment as stored.
+    """
+    now = now or timezone.now()
+    Participant.objects.select_for_update().get(pk=participant.pk)
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk, participant_id=participant.pk)
+    if assignment.status != Assignment.Status.RESERVED:
+        return assignment
+    current = participant.assignments.filter(status=Assignment.Status.RESERVED).order_by("position").first()
+    if current is None or current.pk != assignment.pk:
+        raise ValidationError("This is not the page you are on.")
+    questions = list(participant.study.questions.all())
+    if set(picks) != {q.key for q in questions}:
+        raise ValidationError("Every question needs an answer.")
+    if any(pick not in Judgment.Position.values for pick in picks.values()):
+        raise ValidationError("Each answer must be A or B.")
+    seconds = max(0.0, (now - (assignment.shown_at or assignment.reserved_at)).total_seconds())
+    pair = {Judgment.Position.FIRST: assignment.first_answer_id, Judgment.Position.SECOND: assignment.second_answer_id}
+    Judgment.objects.bulk_create(
+        [
+            Judgment(
+                assignment=assignment,
+                question=question,
+                winner_id=pair[picks[question.key]],
+                loser_id=pair[other_position(picks[question.key])],
+                winner_position=picks[question.key],
+                seconds_on_page=seconds,
+                created_at=now,
+            )
+            for question in questions
+        ]
+    )
+    assignment.status = Assignment.Status.COMPLETED
+    assignment.completed_at = now
+    assignment.seconds = seconds
+    assignment.save(update_fields=["status", "completed_at", "seconds"])
+    if assignment.counts_toward_cell:
+        Cell.objects.filter(pk=assignment.cell_id, reserved__gte=1).update(
+            reserved=F("reserved") - 1, completed=F("completed") + 1
+        )
+    return assignment
+
+
+def other_position(position: str) -> str:
+    return Judgment.Position.SECOND if position == Judgment.Position.FIRST else Judgment.Position.FIRST
+
+
+def attention_options(study: Study) -> list[str]:
+    options = study.attention_options
+    return list(options) if isinstance(options, list) and len(options) == 2 else list(DEFAULT_ATTENTION_OPTIONS)
+
+
+def assess_quality(
+    *,
+    anonymised_consent: bool | None,
+    attention_choice: int,
+    positions: list[str],
+    seconds_total: float,
+    minimum_seconds: float,
+    fast_fraction: float,
+    median_seconds: float | None,
+) -> list[dict]:
+    """Every quality flag a finished participant raises, most serious first, each with its reason."""
+    Exclusion = Participant.Exclusion
+    flags = []
+    if not anonymised_consent:
+        flags.append((Exclusion.NO_ANONYMISED_CONSENT, "did not consent to anonymised use of their data"))
+    if attention_choice != CORRECT_ATTENTION_CHOICE:
+        flags.append((Exclusion.FAILED_ATTENTION, f"chose option {attention_choice} in the attention check"))
+    if positions and len(set(positions)) == 1:
+        flags.append((Exclusion.STRAIGHT_LINING, f"picked the {positions[0]} answer in all {len(positions)} choices"))
+    if seconds_total < minimum_seconds:
+        flags.append(
+            (
+                Exclusion.TOO_FAST,
+                f"judged in {seconds_total:.0f} s, under the study's minimum of {minimum_seconds:.0f} s",
+            )
+        )
+    elif median_seconds is not None and seconds_total < fast_fraction * median_seconds:
+        flags.append(
+            (
+                Exclusion.TOO_FAST,
+                f"judged in {seconds_total:.0f} s, under {fast_fraction:.0%} of the median {median_seconds:.0f} s",
+            )
+        )
+    return [{"code": str(code), "reason": reason} for code, reason in flags]
+
+
+def finish_participant(*, participant: Participant, attention_choice: int, now: datetime | None = None) -> Participant:
+    """The attention check's answer closes the survey: quality flags, the exclusion, the outcome.
+
+    An excluded participant's cells reopen for someone else; their judgments stay stored.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        if current_step(participant).name != "attention":
+            return participant  # finished already, or not there yet
+        study = participant.study
+        positions = list(
+            Judgment.objects.filter(assignment__participant=participant).values_list("winner_position", flat=True)
+        )
+        seconds_total = sum(participant.assignments.values_list("seconds", flat=True), 0.0)
+        flags = assess_quality(
+            anonymised_consent=participant.anonymised_data_consent,
+            attention_choice=attention_choice,
+            positions=positions,
+            seconds_total=seconds_total,
+            minimum_seconds=study.minimum_seconds,
+            fast_fraction=study.fast_fraction_of_median,
+            median_seconds=median_seconds(study=study),
+        )
+        failed = attention_choice != CORRECT_ATTENTION_CHOICE
+        participant.attention_choice = attention_choice
+        participant.flags = flags
+        participant.first_position_share = (
+            positions.count(Judgment.Position.FIRST) / len(positions) if positions else None
+        )
+        participant.seconds_total = seconds_total
+        participant.finished_at = now
+        participant.status = Participant.Status.FAILED_ATTENTION if failed else Participant.Status.COMPLETED
+        participant.save(
+            update_fields=[
+                "attention_choice",
+                "flags",
+                "first_position_share",
+                "seconds_total",
+                "finished_at",
+                "status",
+            ]
+        )
+        if flags:
+            release_participant(participant=participant, exclusion=flags[0]["code"])
+            participant.refresh_from_db()
+    return participant
+
+
+def median_seconds(*, study: Study) -> float | None:
+    times = list(
+        Participant.objects.filter(
+            study=study,
+            is_preview=False,
+            status__in=[Participant.Status.COMPLETED, Participant.Status.FAILED_ATTENTION],
+        ).values_list("seconds_total", flat=True)
+    )
+    return statistics.median(times) if len(times) >= MEDIAN_NEEDS else None
+
+
+def completion_code(participant: Participant) -> str:
+    """The Prolific completion code for the participant's outcome ("" when the study has none set)."""
+    study = participant.study
+    Status = Participant.Status
+    if participant.status == Status.FAILED_ATTENTION:
+        return study.failed_attention_code or study.completion_code
+    if participant.status == Status.NO_CONSENT:
+        return study.no_consent_code
+    if participant.status == Status.SCREENED_OUT:
+        return study.screened_out_code
+    if participant.status == Status.COMPLETED:
+        return study.completion_code
+    return ""
+
+
+def prolific_return_url(code: str) -> str:
+    """Where Prolific takes a completion code (settings.PROLIFIC_COMPLETION_URL?cc=CODE)."""
+    return f"{settings.PROLIFIC_COMPLETION_URL}?{urlencode({'cc': code})}" if code else ""
