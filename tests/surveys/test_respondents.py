@@ -444,3 +444,53 @@ def test_an_invitations_page_shows_its_link_and_whether_it_was_used(client):
     html = client.get(reverse("admin:surveys_invitation_change", args=[invitation.pk])).content.decode()
     assert f"http://testserver/r/{study.slug}/invite/{invitation.token}/" in html
     assert "Opened " in html
+
+
+def _in_threads(work, n: int) -> list:
+    """Run work(i) for i in range(n) in n threads released together; return their exceptions."""
+    import threading
+
+    from django.db import connection
+
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def run(i):
+        try:
+            barrier.wait()
+            work(i)
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_respondents_arriving_together_are_still_spread_evenly():
+    study = answering_study(vignettes=4, m=2)
+    assert _in_threads(lambda i: start(study, i), 8) == []
+    per_vignette = Counter(RespondentTask.objects.values_list("vignette__key", flat=True))
+    assert per_vignette == {"v1": 4, "v2": 4, "v3": 4, "v4": 4}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_submits_of_one_page_and_of_two_respondents_never_clash():
+    study = answering_study(vignettes=1, m=1)
+    tasks = [start(study, n).tasks.get() for n in range(2)]
+
+    def submit(i):
+        submit_answer(task=tasks[i % 2], features=[FeatureIn("harm", 100)], action=f"act {i}")
+
+    assert _in_threads(submit, 6) == []
+    answers = Answer.objects.filter(origin=Answer.Origin.RESPONDENT)
+    assert answers.count() == 2
+    assert sorted(answers.values_list("sample", flat=True)) == [1, 2]
