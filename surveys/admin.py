@@ -26,6 +26,7 @@ from .models import (
     System,
     Vignette,
 )
+from .prolific import POLICY_HELP, ProlificError, reconcile_study, review_submissions
 from .respondents import invitation_errors
 
 
@@ -56,7 +57,7 @@ class StudyAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link"]
     inlines = [QuestionInline, VignetteInline, SystemInline]
-    actions = ["make_live", "make_closed"]
+    actions = ["make_live", "make_closed", "review_on_prolific", "reconcile_with_prolific"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
         (
@@ -74,11 +75,7 @@ class StudyAdmin(admin.ModelAdmin):
         (
             "Quality and Prolific policy",
             {
-                "description": (
-                    "Prolific's rules: a single failed attention check may justify rejection only in a study "
-                    "advertised under five minutes; being screened out is never a reason to reject; 'too fast' "
-                    "means exceptionally fast against this study's own times."
-                ),
+                "description": POLICY_HELP,
                 "fields": [
                     "minimum_seconds",
                     "fast_fraction_of_median",
@@ -128,6 +125,31 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Close")
     def make_closed(self, request, queryset):
         self._change_status(request, queryset, close_study, "is closed")
+
+    @admin.action(
+        description="Review submissions on Prolific (approve valid, handle invalid by policy)",
+        permissions=["change"],
+    )
+    def review_on_prolific(self, request, queryset):
+        for study in queryset:
+            report = review_submissions(study=study, user=request.user)
+            for line in report.messages:
+                self.message_user(request, line, messages.WARNING if report.failed else messages.INFO)
+            summary = (
+                f"Study '{study.slug}': {report.approved} approved, {report.rejected} rejected, "
+                f"{report.returns_requested} asked to return, {report.failed} failed."
+            )
+            self.message_user(request, summary, messages.ERROR if report.failed else messages.SUCCESS)
+
+    @admin.action(description="Reconcile with Prolific now", permissions=["change"])
+    def reconcile_with_prolific(self, request, queryset):
+        for study in queryset:
+            try:
+                result = reconcile_study(study=study)
+            except ProlificError as exc:
+                self.message_user(request, f"Study '{study.slug}': {exc}", messages.ERROR)
+            else:
+                self.message_user(request, str(result), messages.SUCCESS)
 
     def _change_status(self, request, queryset, change, done: str) -> None:
         for study in queryset:

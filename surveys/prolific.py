@@ -24,6 +24,7 @@ from django.db import IntegrityError, models, transaction
 from . import prolific_client as client
 from .allocation import release_participant
 from .models import Participant, ProlificEvent, Study
+from .prolific_client import ProlificError
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,17 @@ SUBMISSION_STATUS_CHANGE = "submission.status.change"
 # Prolific allows rejecting for a single failed attention check only in studies under five minutes;
 # longer studies need two or more failed checks, and MoralJudge has one check per participant.
 SINGLE_ATTENTION_FAILURE_REJECTABLE_UNDER_MINUTES = 5
+
+
+POLICY_HELP = (
+    "Prolific's rules, applied by 'Review submissions on Prolific': valid submissions are approved in one "
+    "bulk call. Being screened out (study full) or withdrawing consent is never a reason to reject: those "
+    "participants are asked to return the submission. A single failed attention check may justify rejection "
+    "only in a study whose estimated minutes are under 5; in longer studies it gets a return request. 'Too "
+    "fast' means exceptionally fast against this study's own times (minimum seconds and fraction of the "
+    "median), never one quick page; it and straight-lining may be rejected. Under the 'Reject' policy only "
+    "those reasons are rejected, with Prolific's category and a message; everything else is asked to return."
+)
 
 
 class SubmissionStatus(models.TextChoices):
@@ -384,7 +396,7 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
         return report
     try:
         report.messages.append(str(reconcile_study(study=study)))
-    except client.ProlificError as exc:
+    except ProlificError as exc:
         report.messages.append(f"Could not read the submissions from Prolific, so nothing was reviewed: {exc}")
         return report
     awaiting = list(_unreviewed(study).filter(prolific_status=SubmissionStatus.AWAITING_REVIEW))
@@ -395,7 +407,7 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
     if to_approve:
         try:
             client.bulk_approve(submission_ids=[p.session_id for p in to_approve])
-        except client.ProlificError as exc:
+        except ProlificError as exc:
             report.failed += len(to_approve)
             report.messages.append(f"Bulk approval of {len(to_approve)} submissions failed: {exc}")
         else:
@@ -416,7 +428,7 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
                 client.request_return(participant.session_id, reasons=list(decision.return_reasons))
                 report.returns_requested += _record([participant], ReviewStatus.RETURN_REQUESTED, None)
                 done = f"Asked {participant.prolific_pid} to return ({'; '.join(decision.return_reasons)})"
-        except client.ProlificError as exc:
+        except ProlificError as exc:
             report.failed += 1
             report.messages.append(f"{participant.prolific_pid}: {exc}")
             continue

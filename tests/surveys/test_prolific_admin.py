@@ -1,0 +1,81 @@
+"""The study admin's Prolific actions: review and reconcile, with their messages."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from surveys.models import Participant, Study
+from tests.conftest import make_study
+from tests.fakes.prolific_server import FakeProlific
+
+CHANGELIST = "admin:surveys_study_changelist"
+
+
+@pytest.fixture
+def prolific(settings):
+    with FakeProlific() as server:
+        settings.PROLIFIC_API_URL = server.url
+        settings.PROLIFIC_API_TOKEN = server.token
+        yield server
+
+
+@pytest.fixture
+def researcher(client, db):
+    user = get_user_model().objects.create_user("res", password="pw-for-tests-1", is_staff=True, is_superuser=True)
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def study(db, prolific):
+    study = make_study(prolific_study_id="st1", invalid_policy=Study.InvalidPolicy.REJECT)
+    for name, status, exclusion in [
+        ("ok", Participant.Status.COMPLETED, ""),
+        ("fast", Participant.Status.COMPLETED, Participant.Exclusion.TOO_FAST),
+    ]:
+        Participant.objects.create(
+            study=study, prolific_pid=f"pid-{name}", session_id=f"sub-{name}", status=status, exclusion=exclusion
+        )
+        prolific.add_submission(f"sub-{name}", participant_id=f"pid-{name}", study_id="st1", status="AWAITING REVIEW")
+    return study
+
+
+def run_action(client, action, study):
+    return client.post(reverse(CHANGELIST), {"action": action, "_selected_action": [study.pk]}, follow=True)
+
+
+def test_the_review_action_approves_rejects_and_says_what_it_did(client, researcher, study, prolific):
+    response = run_action(client, "review_on_prolific", study)
+
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "Approved 1 submissions in one bulk call by res." in text
+    assert "Rejected pid-fast (TOO_QUICKLY)" in text
+    assert "1 approved, 1 rejected, 0 asked to return, 0 failed" in text
+    assert prolific.submissions["sub-ok"]["status"] == "APPROVED"
+
+
+def test_the_reconcile_action_reports_the_counts(client, researcher, study, prolific):
+    prolific.set_status("sub-ok", "RETURNED")
+    response = run_action(client, "reconcile_with_prolific", study)
+    assert "2 submissions on Prolific, 2 changed status" in response.content.decode()
+    assert Participant.objects.get(prolific_pid="pid-ok").status == Participant.Status.RETURNED
+
+
+def test_a_missing_token_is_reported_naming_the_variable(client, researcher, study, settings):
+    settings.PROLIFIC_API_TOKEN = ""
+    text = run_action(client, "reconcile_with_prolific", study).content.decode()
+    assert "PROLIFIC_API_TOKEN is not set" in text
+    text = run_action(client, "review_on_prolific", study).content.decode()
+    assert "PROLIFIC_API_TOKEN is not set" in text
+
+
+def test_the_policy_help_states_prolifics_rules(client, researcher, study):
+    text = client.get(reverse("admin:surveys_study_change", args=[study.pk])).content.decode()
+    assert "under 5" in text and "never a reason to reject" in text
+
+
+def test_the_actions_need_a_staff_login(client, study, prolific):
+    response = run_action(client, "review_on_prolific", study)
+    assert "/admin/login/" in response.redirect_chain[0][0]
+    assert prolific.calls == []
