@@ -66,7 +66,7 @@ def extract_object(text: str) -> dict:
         if "features" in value:
             return value
     if found:
-        raise ParseError('the JSON object has no "features"')
+        raise ParseError('no JSON object with "features" in the reply (cut short, or another shape?)')
     raise ParseError("no JSON object found in the reply")
 
 

@@ -1,0 +1,203 @@
+"""A fake LLM provider on 127.0.0.1 that speaks the four wire formats the collector uses.
+
+The path picks the format, as on the real services:
+
+- ``POST /chat/completions`` or ``/v1/chat/completions``: OpenAI Chat Completions (also OpenAI-compatible)
+- ``POST /v1/messages``: Anthropic Messages (needs ``x-api-key`` and ``anthropic-version``)
+- ``POST /models/<model>:generateContent`` (optionally under ``/v1beta``): Google Gemini
+
+What it answers is scripted: ``script`` is a list of steps used one per request, in order, then ``default``
+for every later request. A step is a dict:
+
+- ``{"text": "..."}``: a 200 reply whose model output is that text (default: a valid answer)
+- ``{"status": 429, "retry_after": 2}``, ``{"status": 500}``, ``{"status": 400}``: an error in the provider's shape
+- ``{"sleep": 3}``: wait that long before answering (for client timeouts)
+- ``{"body": "<html>oops"}``: a 200 whose body is not JSON
+- ``{"hold": threading.Event()}``: wait until the event is set (a call in flight, for killed-worker tests)
+
+It can also enforce a rate limit like a provider: ``requests_per_minute`` with ``burst`` (GCRA); a request
+that comes too early gets 429 with a Retry-After header, and is counted in ``rejected``. ``latency`` delays
+every reply. Everything received is kept in ``requests`` (path, headers, JSON body).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def answer_json(n: int = 1, *, weights=(50, 30, 20)) -> str:
+    features = [
+        {"feature": f"feature {i} of reply {n}", "weight": w, "reason": f"reason {i} (n={n})"}
+        for i, w in enumerate(weights, start=1)
+    ]
+    return json.dumps(
+        {"features": features, "action": f"Tell the truth, reply {n}.", "additional_information": "Who else knows?"}
+    )
+
+
+class FakeLLMServer:
+    def __init__(
+        self,
+        *,
+        script: list[dict] | None = None,
+        default: dict | None = None,
+        latency: float = 0.0,
+        requests_per_minute: float | None = None,
+        burst: int = 1,
+        model_version_suffix: str = "-2024-08-06",
+    ) -> None:
+        self.script = list(script or [])
+        self.default = default
+        self.latency = latency
+        self.interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self.tolerance = self.interval * (burst - 1)
+        self.suffix = model_version_suffix
+        self.lock = threading.Lock()
+        self.tat = 0.0
+        self.requests: list[tuple[str, dict, dict]] = []
+        self.served = 0
+        self.rejected = 0
+        self.server: ThreadingHTTPServer | None = None
+
+    # lifecycle -------------------------------------------------------------------------------------------
+    def start(self) -> FakeLLMServer:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                fake.handle(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    # behaviour -------------------------------------------------------------------------------------------
+    def next_step(self) -> tuple[int, dict]:
+        with self.lock:
+            self.served += 1
+            n = self.served
+            if self.script:
+                return n, self.script.pop(0)
+        return n, dict(self.default or {})
+
+    def over_limit(self) -> float:
+        """GCRA: seconds until this request would have been allowed (0 when it is allowed now)."""
+        if not self.interval:
+            return 0.0
+        with self.lock:
+            now = time.monotonic()
+            tat = max(self.tat, now)
+            early = tat - self.tolerance - now
+            if early > 0:
+                self.rejected += 1
+                return early
+            self.tat = tat + self.interval
+            return 0.0
+
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("content-length") or 0)
+        raw = handler.rfile.read(length)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        path = handler.path.split("?")[0]
+        with self.lock:
+            self.requests.append((path, headers, body))
+        fmt = "anthropic" if path.endswith("/v1/messages") else "gemini" if ":generateContent" in path else "openai"
+        if fmt == "anthropic" and ("x-api-key" not in headers or "anthropic-version" not in headers):
+            return self.send(handler, 401, {"type": "error", "error": {"type": "authentication_error"}})
+        early = self.over_limit()
+        if early:
+            return self.send(handler, 429, self.error_body(fmt, 429), {"retry-after": str(math.ceil(early))})
+        n, step = self.next_step()
+        if self.latency:
+            time.sleep(self.latency)
+        if "sleep" in step:
+            time.sleep(step["sleep"])
+        if "hold" in step:
+            step["hold"].wait(30)
+        if "status" in step:
+            extra = {"retry-after": str(step["retry_after"])} if "retry_after" in step else {}
+            return self.send(handler, step["status"], self.error_body(fmt, step["status"]), extra)
+        if "body" in step:
+            return self.send_raw(handler, 200, step["body"].encode(), "text/html")
+        text = step.get("text", answer_json(n))
+        model = body.get("model") or path.rsplit("/", 1)[-1].split(":")[0]
+        return self.send(handler, 200, self.reply_body(fmt, model, text, n))
+
+    def reply_body(self, fmt: str, model: str, text: str, n: int) -> dict:
+        version = f"{model}{self.suffix}"
+        if fmt == "anthropic":
+            return {
+                "id": f"msg_{n}",
+                "type": "message",
+                "role": "assistant",
+                "model": version,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 400, "output_tokens": 200},
+            }
+        if fmt == "gemini":
+            return {
+                "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 400, "candidatesTokenCount": 200, "totalTokenCount": 600},
+                "modelVersion": version,
+            }
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "model": version,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 400, "completion_tokens": 200, "total_tokens": 600},
+        }
+
+    @staticmethod
+    def error_body(fmt: str, status: int) -> dict:
+        if fmt == "anthropic":
+            return {"type": "error", "error": {"type": "rate_limit_error" if status == 429 else "api_error"}}
+        if fmt == "gemini":
+            return {"error": {"code": status, "status": "RESOURCE_EXHAUSTED" if status == 429 else "INTERNAL"}}
+        return {"error": {"message": f"fake error {status}", "type": "rate_limit" if status == 429 else "server"}}
+
+    def send(self, handler, status: int, payload: dict, headers: dict | None = None) -> None:
+        self.send_raw(handler, status, json.dumps(payload).encode(), "application/json", headers)
+
+    @staticmethod
+    def send_raw(handler, status: int, data: bytes, content_type: str, headers: dict | None = None) -> None:
+        try:
+            handler.send_response(status)
+            handler.send_header("content-type", content_type)
+            handler.send_header("content-length", str(len(data)))
+            for key, value in (headers or {}).items():
+                handler.send_header(key, value)
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
