@@ -179,6 +179,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
+# Two models have a `status` field with different choices: name their enums in the schema.
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
+    {
+        "StudyStatusEnum": "surveys.models.Study.Status",
+        "AnalysisRunStatusEnum": "analysis.models.AnalysisRun.Status",
+    }
+)
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
 LOGGING = {

@@ -1,0 +1,162 @@
+"""Exports: judgments as a long CSV, results as CSV and JSON, a BradleyTerry2 file, demographics."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from analysis import bradley_terry as bt
+from analysis.exports import (
+    BT2_COLUMNS,
+    DEMOGRAPHIC_COLUMNS,
+    JUDGMENT_COLUMNS,
+    RESULT_COLUMNS,
+    bradleyterry2_csv,
+    bradleyterry2_script,
+    demographics_csv,
+    hashed_participant,
+    judgments_csv,
+    results_csv,
+    results_json,
+)
+from analysis.models import AnalysisRun
+from analysis.services import refit_study
+from surveys.models import Judgment, Participant
+
+from ..conftest import fabricate_judgments, make_judged_study
+
+FAST = {"bootstrap": 50, "split_halves": 10}
+
+
+def rows(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.fixture
+def judged(db):
+    return make_judged_study(participants=30, seed=11)
+
+
+@pytest.fixture
+def run(judged):
+    return refit_study(study=judged, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+
+
+def test_the_judgments_csv_has_one_row_per_valid_pick_with_hashed_participants(judged):
+    fabricate_judgments(
+        judged, {"alpha": 0, "beta": 0, "gamma": 0}, participants=2, pid_prefix="X", exclusion="too-fast"
+    )
+    text = judgments_csv(study=judged)
+    table = rows(text)
+    assert text.splitlines()[0].split(",") == JUDGMENT_COLUMNS
+    assert len(table) == Judgment.objects.valid().count() == 30 * 3 * 5
+    first = Judgment.objects.valid().order_by("id").select_related("assignment__participant").first()
+    pid = first.assignment.participant.prolific_pid
+    assert table[0]["participant"] == hashed_participant(pid) and len(table[0]["participant"]) == 16
+    assert pid not in text
+    assert table[0]["shown_first"] == first.assignment.first_answer.system.key
+    assert table[0]["winner"] == first.winner.system.key and table[0]["question"] == first.question.key
+    assert {table[0]["system_a"], table[0]["system_b"]} == {table[0]["winner"], table[0]["loser"]}
+    assert not any(row["participant"] == hashed_participant("X00000") for row in table)
+
+
+def test_the_pseudonym_depends_on_the_secret_key(settings):
+    before = hashed_participant("5f1a")
+    settings.SECRET_KEY = "another-key"
+    assert hashed_participant("5f1a") != before
+
+
+def test_results_csv_has_a_row_per_question_and_system_with_stars(run):
+    table = rows(results_csv(run=run))
+    assert list(table[0]) == RESULT_COLUMNS
+    assert len(table) == 5 * 3
+    beta = next(row for row in table if row["question"] == "features" and row["system"] == "beta")
+    fit = run.results["features"]["fit"]["items"][1]
+    assert float(beta["estimate"]) == pytest.approx(fit["estimate"]) and beta["label"] == "Beta"
+    assert beta["stars"] in {"", "*", "**", "***"}
+    reference = next(row for row in table if row["question"] == "features" and row["system"] == "alpha")
+    assert reference["estimate"] == "0.0" and reference["p"] == ""
+
+
+def test_results_json_is_the_whole_snapshot(run):
+    document = json.loads(results_json(run=run))
+    assert document["data_hash"] == run.data_hash and document["git_revision"] == run.git_revision
+    assert document["parameters"]["reference"] == "alpha" and set(document["results"]) == set(run.results)
+
+
+def test_the_bradleyterry2_file_refits_to_the_same_estimates(judged, run):
+    table = rows(bradleyterry2_csv(study=judged))
+    assert list(table[0]) == BT2_COLUMNS
+    features = [row for row in table if row["question"] == "features"]
+    assert sum(int(r["win1"]) + int(r["win2"]) for r in features) == run.results["features"]["n_judgments"]
+    names = ["alpha", "beta", "gamma"]
+    winners, losers, counts = [], [], []
+    for row in features:
+        for winner, loser, n in (
+            (row["system1"], row["system2"], row["win1"]),
+            (row["system2"], row["system1"], row["win2"]),
+        ):
+            winners.append(names.index(winner))
+            losers.append(names.index(loser))
+            counts.append(int(n))
+    refit = bt.fit(winners, losers, 3, reference=0, counts=counts, item_names=names)
+    expected = [item["estimate"] for item in run.results["features"]["fit"]["items"]]
+    assert refit.estimates.tolist() == pytest.approx(expected, abs=1e-8)
+
+
+def test_the_r_script_runs_btm_with_the_reference_as_refcat(judged):
+    script = bradleyterry2_script(study=judged)
+    assert "library(BradleyTerry2)" in script and 'refcat = "alpha"' in script
+    assert 'read.csv("judged-bradleyterry2.csv"' in script and 'c("alpha", "beta", "gamma")' in script
+
+
+def test_demographics_count_valid_participants_per_category(judged):
+    Participant.objects.filter(study=judged).update(demographics={"gender": "Woman", "age": "25-34"})
+    one = Participant.objects.filter(study=judged).order_by("id").first()
+    Participant.objects.filter(pk=one.pk).update(demographics={"gender": "Man", "languages": ["en", "de"]})
+    fabricate_judgments(
+        judged,
+        {"alpha": 0, "beta": 0, "gamma": 0},
+        participants=3,
+        pid_prefix="X",
+        exclusion="failed-attention",
+        demographics=lambda n: {"gender": "Excluded"},
+    )
+    table = rows(demographics_csv(study=judged))
+    assert list(table[0]) == DEMOGRAPHIC_COLUMNS
+    assert table[0] == {"variable": "valid participants", "value": "", "n": "30", "percent": "100.0"}
+    gender = {row["value"]: row for row in table if row["variable"] == "gender"}
+    assert gender["Woman"]["n"] == "29" and gender["Woman"]["percent"] == "96.7" and gender["Man"]["n"] == "1"
+    assert "Excluded" not in gender
+    assert {row["value"] for row in table if row["variable"] == "languages"} == {"en", "de"}
+
+
+@pytest.fixture
+def staff_client(client, db):
+    client.force_login(get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True))
+    return client
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [
+        ("judgments.csv", "text/csv"),
+        ("results.csv", "text/csv"),
+        ("results.json", "application/json"),
+        ("bradleyterry2.csv", "text/csv"),
+        ("bradleyterry2.R", "text/plain"),
+        ("demographics.csv", "text/csv"),
+    ],
+)
+def test_every_export_downloads_from_the_dashboard(staff_client, run, name, content_type):
+    response = staff_client.get(f"/dashboard/judged/exports/{name}")
+    assert response.status_code == 200 and response["Content-Type"] == content_type
+    assert response["Content-Disposition"] == f'attachment; filename="judged-{name}"'
+
+
+def test_results_exports_need_a_finished_run_and_unknown_names_are_404(staff_client, judged):
+    assert staff_client.get("/dashboard/judged/exports/results.csv").status_code == 404
+    assert staff_client.get("/dashboard/judged/exports/judgments.csv").status_code == 200
+    assert staff_client.get("/dashboard/judged/exports/passwords.txt").status_code == 404
