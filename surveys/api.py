@@ -8,6 +8,7 @@ import json
 
 from django.conf import settings
 from django.urls import path
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -29,12 +30,31 @@ class ProlificWebhookIn(serializers.Serializer):
         return data
 
 
+class ProlificWebhookOut(serializers.Serializer):
+    detail = serializers.CharField(help_text="duplicate, unknown-submission, ignored, unchanged, recorded or released")
+    released = serializers.IntegerField(help_text="Places in cells given back.")
+
+
 class ProlificWebhook(APIView):
     """POST /prolific/webhook/: Prolific's submission.status.change events, signed with our secret."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        request=ProlificWebhookIn,
+        parameters=[
+            OpenApiParameter("X-Prolific-Request-Signature", str, OpenApiParameter.HEADER, required=True),
+            OpenApiParameter("X-Prolific-Request-Timestamp", str, OpenApiParameter.HEADER, required=True),
+        ],
+        responses={
+            200: ProlificWebhookOut,
+            400: OpenApiResponse(description="Not JSON, or not a valid event."),
+            401: OpenApiResponse(description="Missing, wrong or stale signature."),
+            503: OpenApiResponse(description="PROLIFIC_WEBHOOK_SECRET is not set."),
+        },
+        auth=[],
+    )
     def post(self, request):
         body = request.body
         try:

@@ -4,16 +4,18 @@ import base64
 import hashlib
 import hmac
 import json
+import threading
 import time
 
 import pytest
+from django.db import connection
 from django.db.models import Sum
 from rest_framework.test import APIClient
 
 from surveys.allocation import allocate
 from surveys.lifecycle import go_live
 from surveys.models import Cell, Participant, ProlificEvent
-from surveys.prolific import verify_webhook
+from surveys.prolific import receive_webhook_event, verify_webhook
 from tests.conftest import make_study
 
 SECRET = "whsec-test-secret"
@@ -194,3 +196,30 @@ def test_the_signature_of_prolifics_python_example_is_accepted():
     digest = hmac.new(SECRET.encode(), (timestamp + json.dumps(payload)).encode(), hashlib.sha256).digest()
     compact = json.dumps(payload, separators=(",", ":")).encode()
     verify_webhook(body=compact, timestamp=timestamp, signature=base64.b64encode(digest).decode(), secret=SECRET)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_deliveries_of_one_event_release_the_cells_once():
+    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
+    allocate(participant=participant)
+    payload = status_change("sub1", "RETURNED") | {"event_id": "evt-race"}
+    outcomes, barrier = [], threading.Barrier(8)
+
+    def deliver():
+        try:
+            barrier.wait()
+            outcomes.append(receive_webhook_event(payload=payload).outcome)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=deliver) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(outcomes) == ["duplicate"] * 7 + ["released"]
+    assert reserved(study) == 0
+    assert ProlificEvent.objects.count() == 1
