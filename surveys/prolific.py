@@ -330,15 +330,14 @@ def decide_review(*, participant: Participant, study: Study) -> Decision:
         if policy == Study.InvalidPolicy.APPROVE:
             return Decision(APPROVE, ("no-consent",))
         return Decision(REQUEST_RETURN, ("no-consent",), return_reasons=("Withdrew consent",))
-    reasons = []
-    if participant.status == Participant.Status.FAILED_ATTENTION:
-        reasons.append(Participant.Exclusion.FAILED_ATTENTION.value)
-    if participant.exclusion and participant.exclusion not in reasons:
-        reasons.append(participant.exclusion)
+    reasons = _reasons(participant)
     if not reasons:
         return Decision(APPROVE)
     if policy == Study.InvalidPolicy.APPROVE:
         return Decision(APPROVE, tuple(reasons), note="approved by the study's policy")
+    if Participant.Exclusion.NO_ANONYMISED_CONSENT in reasons:
+        # Consent withdrawn outweighs every other flag: such a participant is asked to return, never rejected.
+        return Decision(REQUEST_RETURN, tuple(reasons), return_reasons=("Withdrew consent",))
     return_reasons = tuple(REASONS.get(r, ("", r, ""))[1] for r in reasons)
     if policy == Study.InvalidPolicy.REJECT:
         for reason in reasons:
@@ -356,6 +355,17 @@ def decide_review(*, participant: Participant, study: Study) -> Decision:
             )
         return Decision(REQUEST_RETURN, tuple(reasons), return_reasons=return_reasons, note=note)
     return Decision(REQUEST_RETURN, tuple(reasons), return_reasons=return_reasons)
+
+
+def _reasons(participant: Participant) -> list[str]:
+    """Every quality reason the participant raised, most serious first: flags, exclusion and status."""
+    reasons = [str(flag.get("code")) for flag in participant.flags or [] if isinstance(flag, dict) and flag.get("code")]
+    if participant.exclusion:
+        reasons.append(participant.exclusion)
+    if participant.status == Participant.Status.FAILED_ATTENTION:
+        reasons.append(Participant.Exclusion.FAILED_ATTENTION.value)
+    reasons = [r for r in reasons if r != Participant.Exclusion.RETURNED]
+    return list(dict.fromkeys(reasons))
 
 
 def _rejection_message(study: Study, why: str) -> str:

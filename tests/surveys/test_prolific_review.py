@@ -225,3 +225,26 @@ def test_when_prolific_cannot_be_read_nothing_is_reviewed_and_the_error_is_repor
     assert report.calls == 0
     assert "503" in report.messages[-1]
     assert review_status("ok") == ""
+
+
+def test_every_flag_counts_not_only_the_first(study, prolific):
+    # Failed attention (not rejectable in 20 minutes) first, then exceptionally fast (rejectable).
+    participant = submission(study, prolific, "both", status=S.FAILED_ATTENTION, exclusion=X.FAILED_ATTENTION)
+    participant.flags = [
+        {"code": "failed-attention", "reason": "chose option 1"},
+        {"code": "too-fast", "reason": "judged in 30 s, under 30% of the median 400 s"},
+    ]
+    participant.save()
+
+    review_submissions(study=study)
+
+    assert prolific.submissions["sub-both"]["rejection"]["category"] == "TOO_QUICKLY"
+
+
+def test_withdrawn_consent_outweighs_other_flags(study, prolific):
+    participant = submission(study, prolific, "nc-fast", exclusion=X.NO_ANONYMISED_CONSENT)
+    participant.flags = [{"code": "no-anonymised-consent", "reason": "-"}, {"code": "too-fast", "reason": "-"}]
+    participant.save()
+    review_submissions(study=study)
+    assert prolific.calls_to("/transition/") == []
+    assert prolific.submissions["sub-nc-fast"]["return_reasons"] == ["Withdrew consent"]
