@@ -7,7 +7,7 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from .answers import select_answer
 from .lifecycle import close_study, go_live, missing_for_live
@@ -258,7 +258,17 @@ class CellAdmin(admin.ModelAdmin):
 class AssignmentInline(admin.TabularInline):
     model = Assignment
     extra = 0
-    fields = ["position", "vignette", "first_answer", "second_answer", "status", "seconds", "completed_at"]
+    fields = [
+        "position",
+        "vignette",
+        "first_answer",
+        "second_answer",
+        "status",
+        "counts_toward_cell",
+        "shown_at",
+        "seconds",
+        "completed_at",
+    ]
     readonly_fields = fields
     can_delete = False
 
@@ -278,8 +288,42 @@ class ParticipantAdmin(admin.ModelAdmin):
     ]
     list_filter = ["study", "status", "exclusion", "is_preview"]
     search_fields = ["prolific_pid", "session_id"]
-    readonly_fields = ["started_at", "finished_at", "consented_at"]
+    readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "judgments_table"]
     inlines = [AssignmentInline]
+
+    @admin.display(description="Quality flags")
+    def quality_flags(self, participant: Participant) -> str:
+        if not participant.flags:
+            return "None"
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "", "<li><strong>{}</strong>: {}</li>", ((f["code"], f["reason"]) for f in participant.flags)
+            ),
+        )
+
+    @admin.display(description="Judgments (page, question, side picked, winner, seconds on page)")
+    def judgments_table(self, participant: Participant) -> str:
+        judgments = (
+            Judgment.objects.filter(assignment__participant=participant)
+            .select_related("assignment", "question", "winner__system")
+            .order_by("assignment__position", "question__position")
+        )
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    j.assignment.position,
+                    j.question.key,
+                    j.get_winner_position_display(),
+                    j.winner.system,
+                    round(j.seconds_on_page),
+                )
+                for j in judgments
+            ),
+        )
+        return format_html("<table><tbody>{}</tbody></table>", rows) if rows else "None yet"
 
 
 @admin.register(Judgment)
