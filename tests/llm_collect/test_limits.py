@@ -6,7 +6,6 @@ import pytest
 
 from llm_collect import limits
 
-
 BACKENDS = [pytest.param("local", id="in-process"), pytest.param("redis", id="redis", marks=pytest.mark.redis)]
 
 
