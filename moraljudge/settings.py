@@ -152,6 +152,11 @@ CELERY_BEAT_SCHEDULE["analysis-refit-live-studies"] = {
         **dict(zip(["minute", "hour", "day_of_month", "month_of_year", "day_of_week"], _refit_fields, strict=True))
     ),
 }
+# Judging survey: reopen the cells of participants whose reservations ran out.
+CELERY_BEAT_SCHEDULE["surveys-release-expired"] = {
+    "task": "surveys.tasks.release_expired_reservations",
+    "schedule": 60.0,
+}
 
 # Prolific
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
