@@ -303,6 +303,7 @@ def question_sections(*, run: AnalysisRun | None, beside: AnalysisRun | None = N
                 "separation_reliability": result.get("separation_reliability"),
                 "split_half_reliability": result.get("split_half_reliability"),
                 "style_effect": ((result.get("style_controlled") or {}).get("covariate_effects") or [None])[0],
+                "style_problems": (result.get("style_controlled") or {}).get("problems") or [],
                 "converged": fit.get("converged"),
                 "by_vignette": result.get("by_vignette", []),
                 "other": others.get(key),

@@ -183,21 +183,35 @@ def fit_question(data: QuestionData, *, systems: list[dict], reference: int, par
     out["bootstrap"] = _bootstrap(winners, losers, n_items, reference, clusters, use_first, rng, parameters)
     ordered = bt.fit(winners, losers, n_items, reference=reference, first=first, item_names=names)
     out["order_effect"] = ordered.order_effect.as_dict() if ordered.order_effect else None
-    styled = bt.fit(
-        winners,
-        losers,
-        n_items,
-        reference=reference,
-        first=use_first,
-        covariates=(style / parameters["style_per_words"])[:, None],
-        item_names=names,
+    out["style_controlled"] = _style_controlled(
+        winners, losers, n_items, reference, use_first, style, names, parameters
     )
-    out["style_controlled"] = styled.as_dict()
     out["first_position_rate"] = bt.first_position_rate(first, winners)
     out["separation_reliability"] = _guarded(bt.separation_reliability, main) if main.converged else None
     out["split_half_reliability"] = _split_half(winners, losers, clusters, n_items, reference, rng, parameters)
     out["by_vignette"] = _by_vignette(winners, losers, vignettes, n_items, reference, names)
     return json_safe(out)
+
+
+def _style_controlled(winners, losers, n_items, reference, first, style, names, parameters) -> dict:
+    """The fit with the answers' length difference as a covariate (Chatbot Arena's style control).
+
+    When every judged pair had answers of equal length there is nothing to control for; when each
+    system's answers are equally long on every vignette the covariate is confounded with the
+    systems and the fit says it is not identifiable.
+    """
+    if not np.any(style):
+        return {"items": None, "covariate_effects": None, "problems": ["No length differences to control for."]}
+    styled = bt.fit(
+        winners,
+        losers,
+        n_items,
+        reference=reference,
+        first=first,
+        covariates=(style / parameters["style_per_words"])[:, None],
+        item_names=names,
+    )
+    return styled.as_dict()
 
 
 def _guarded(function, *args, **kwargs):

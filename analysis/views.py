@@ -48,6 +48,7 @@ def study_dashboard(request, slug):
         "sections": sections,
         "halo_rows": list(zip(run.halo.get("questions", []), run.halo.get("matrix", []), strict=False)) if run else [],
         "recent_runs": AnalysisRun.objects.filter(study=study)[:8],
+        "newest": AnalysisRun.objects.filter(study=study).first(),
         "compare_form": compare,
         "other": other,
         "other_run": other_run,

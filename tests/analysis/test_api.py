@@ -12,6 +12,7 @@ from drf_spectacular.validation import validate_schema
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from analysis import tasks
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
 
@@ -101,12 +102,16 @@ def test_a_study_without_results_is_404_with_a_reason(api, db):
     assert response.status_code == 404 and "refit it first" in response.json()["detail"]
 
 
-def test_a_refit_is_queued_on_commit_and_answers_202(api, fitted, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
+def test_a_refit_is_queued_on_commit_and_answers_202(api, fitted, token, django_capture_on_commit_callbacks):
+    study, _ = fitted
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = api.post("/api/studies/judged/refit/")
     assert response.status_code == 202 and response.json() == {"queued": True, "study": "judged"}
-    latest = AnalysisRun.objects.latest_for(fitted[0])
-    assert latest.trigger == AnalysisRun.Trigger.ON_DEMAND and latest.requested_by.username == "researcher"
+    [queued] = callbacks
+    assert queued.func == tasks.refit_study.delay and queued.args == (study.pk, "on-demand", token.user.pk)
+    tasks.refit_study(*queued.args)  # what the worker then runs
+    latest = AnalysisRun.objects.latest_for(study)
+    assert latest.trigger == AnalysisRun.Trigger.ON_DEMAND and latest.requested_by == token.user
     assert api.get("/api/studies/judged/refit/").status_code == 405
 
 

@@ -148,3 +148,9 @@ def test_the_power_page_rejects_bad_input_with_a_clear_error(staff_client, fitte
     page = response.content.decode()
     assert response.status_code == 200 and "Ensure this value is greater than or equal to 2" in page
     assert "Enter a number" in page and 'value="1"' in page
+
+
+def test_a_failed_newest_refit_is_shown_with_its_reason(staff_client, db):
+    refit_study(study=make_study(slug="noref", reference="nobody"), trigger=AnalysisRun.Trigger.COMMAND)
+    page = staff_client.get("/dashboard/noref/").content.decode()
+    assert "The newest refit" in page and "failed" in page and "no reference system" in page

@@ -5,7 +5,8 @@ import pytest
 
 from analysis.models import AnalysisRun
 from analysis.services import json_safe, read_study_data, refit_study, study_progress
-from surveys.models import Cell, Judgment, Participant
+from surveys.lifecycle import go_live
+from surveys.models import Answer, Cell, Judgment, Participant
 
 from ..conftest import fabricate_judgments, make_judged_study, make_study
 
@@ -55,7 +56,7 @@ def test_each_question_carries_diagnostics_bootstrap_holm_style_and_vignettes(ju
     assert 0.0 < result["first_position_rate"] < 1.0
     assert result["separation_reliability"] is not None
     assert result["split_half_reliability"] is not None
-    assert result["style_controlled"]["covariate_effects"][0]["name"] == "covariate 0"
+    assert result["style_controlled"]["problems"] == ["No length differences to control for."]
     assert sorted(v["vignette"] for v in result["by_vignette"]) == ["v1", "v2", "v3"]
     assert sum(v["n_judgments"] for v in result["by_vignette"]) == result["n_judgments"]
     halo = run.halo
@@ -141,3 +142,21 @@ def test_json_safe_turns_nan_and_numpy_into_plain_json():
         "b": [1.0, None],
         "c": 2,
     }
+
+
+def test_style_control_estimates_a_length_effect_beside_the_abilities(db):
+    study = make_study(slug="style", systems=("alpha", "beta", "gamma"), vignettes_per_participant=3)
+    rng = np.random.default_rng(4)
+    for answer in Answer.objects.for_study(study):
+        answer.action = " ".join(["word"] * int(rng.integers(5, 300)))
+        answer.save(update_fields=["action"])
+    study = go_live(study=study)
+    fabricate_judgments(study, ABILITIES, participants=150, seed=8)
+    run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    styled = run.results["features"]["style_controlled"]
+    effect = styled["covariate_effects"][0]
+    assert effect["name"] == "covariate 0" and abs(effect["estimate"]) < 3 * effect["se"]  # judges ignore length
+    plain = [item["estimate"] for item in run.results["features"]["fit"]["items"]]
+    controlled = [item["estimate"] for item in styled["items"]]
+    np.testing.assert_allclose(controlled, plain, atol=0.25)
+    assert run.parameters["style_per_words"] == 100
