@@ -515,12 +515,12 @@ class Respondent(models.Model):
         COMPLETED = "completed", "Completed"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="respondents")
-    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="respondents")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="respondents")
     prolific_pid = models.CharField(max_length=64, blank=True, help_text="Blank for invited experts.")
     prolific_study_id = models.CharField(max_length=64, blank=True)
     session_id = models.CharField(max_length=64, blank=True, help_text="Prolific's submission id.")
     invitation = models.ForeignKey(
-        Invitation, null=True, blank=True, on_delete=models.PROTECT, related_name="respondents"
+        Invitation, null=True, blank=True, on_delete=models.RESTRICT, related_name="respondents"
     )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.STARTED)
     consented_at = models.DateTimeField(null=True, blank=True)
@@ -553,7 +553,7 @@ class RespondentTask(models.Model):
     """One vignette a respondent is to answer, at a fixed position; `answer` is what they wrote."""
 
     respondent = models.ForeignKey(Respondent, on_delete=models.CASCADE, related_name="tasks")
-    vignette = models.ForeignKey(Vignette, on_delete=models.PROTECT, related_name="respondent_tasks")
+    vignette = models.ForeignKey(Vignette, on_delete=models.CASCADE, related_name="respondent_tasks")
     position = models.PositiveSmallIntegerField(help_text="1 for the first writing page, 2 for the second, …")
     answer = models.ForeignKey(Answer, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     assigned_at = models.DateTimeField(default=timezone.now)

@@ -172,7 +172,7 @@ def assign_vignettes(*, respondent: Respondent, rng: random.Random | None = None
     one at a time (a row lock on the system on PostgreSQL; SQLite serialises writers anyway).
     """
     rng = rng or random.Random()
-    System.objects.select_for_update().filter(pk=respondent.system_id).first()
+    System.objects.select_for_update(no_key=True, of=("self",)).get(pk=respondent.system_id)
     tasks = list(respondent.tasks.order_by("position"))
     if tasks:
         return tasks
@@ -210,7 +210,9 @@ def submit_answer(
     A page already submitted (double submit, back button, reload) is returned unchanged. Raises
     ValidationError with the rules broken (weights not adding to 100, an empty action, …).
     """
-    task = RespondentTask.objects.select_for_update().select_related("respondent", "vignette").get(pk=task.pk)
+    task = (
+        RespondentTask.objects.select_for_update(of=("self",)).select_related("respondent", "vignette").get(pk=task.pk)
+    )
     if task.submitted_at is not None:
         return task
     respondent = task.respondent
@@ -219,7 +221,7 @@ def submit_answer(
     if not action.strip():
         raise ValidationError("Please say what should be done: the action cannot be empty.")
     # Sample numbers are per system × vignette: take them one at a time.
-    system = System.objects.select_for_update().get(pk=respondent.system_id)
+    system = System.objects.select_for_update(no_key=True, of=("self",)).get(pk=respondent.system_id)
     answer = create_answer(
         system=system,
         vignette=task.vignette,

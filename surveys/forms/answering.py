@@ -87,7 +87,9 @@ class AnswerForm(forms.Form):
                 self.add_error(f"weight_{i}", "Please give this feature a weight.")
                 continue
             features.append(FeatureIn(feature=feature, weight=weight, reason=reason))
-        if not features and not any(name.startswith(("feature_", "weight_")) for name in self.errors):
+        if any(name.startswith(("feature_", "weight_")) for name in self.errors):
+            return cleaned  # fix the rows first; their totals mean little yet
+        if not features:
             raise forms.ValidationError("Please name at least one feature, with its weight.")
         total = sum(item.weight for item in features)
         if features and total != WEIGHT_TOTAL:

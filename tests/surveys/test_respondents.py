@@ -494,3 +494,32 @@ def test_simultaneous_submits_of_one_page_and_of_two_respondents_never_clash():
     answers = Answer.objects.filter(origin=Answer.Origin.RESPONDENT)
     assert answers.count() == 2
     assert sorted(answers.values_list("sample", flat=True)) == [1, 2]
+
+
+@pytest.mark.django_db
+def test_a_weight_that_is_not_a_whole_number_is_named_as_such(client):
+    study = answering_study(m=1)
+    consented(client, study)
+    response = client.post(page(study, 1), answer_post(weight_2="forty"))
+    html = response.content.decode()
+    assert response.status_code == 400 and "Enter a whole number." in html
+    assert 'value="forty"' in html and "Honesty" in html
+    response = client.post(page(study, 1), answer_post(weight_2="140", weight_1="-40"))
+    assert response.status_code == 400
+    assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
+
+
+@pytest.mark.django_db
+def test_a_study_with_respondents_can_still_be_deleted_and_a_used_invitation_cannot_alone():
+    from django.db.models import RestrictedError
+
+    study = answering_study(m=1)
+    start(study, 1)
+    invitation = create_invitation(study=study, system=study.systems.get(key="phil"))
+    from surveys.respondents import start_invited_respondent
+
+    start_invited_respondent(invitation=invitation)
+    with pytest.raises(RestrictedError):
+        invitation.delete()
+    study.delete()
+    assert not Respondent.objects.exists() and not RespondentTask.objects.exists()
