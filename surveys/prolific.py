@@ -172,18 +172,29 @@ def reconcile_study(*, study: Study) -> Reconciled:
         .exclude(session_id="")
         .values_list("session_id", "prolific_status")
     )
+    plain: dict[str, list[str]] = {}  # status -> known submission ids: one UPDATE per status
     for submission in submissions:
         result.seen += 1
-        if submission.id in known and known[submission.id] == submission.status:
+        status = submission.status.strip().upper()
+        if submission.id in known and known[submission.id] == status:
             continue  # already applied (a release happened in the same transaction)
+        if submission.id in known and status not in RELEASING:
+            plain.setdefault(status, []).append(submission.id)
+            continue
         applied = apply_submission_status(
-            study=study, session_id=submission.id, participant_id=submission.participant_id, status=submission.status
+            study=study, session_id=submission.id, participant_id=submission.participant_id, status=status
         )
         if applied.outcome == "unknown-submission":
             result.unknown += 1
         elif applied.outcome in ("recorded", "released"):
             result.changed += 1
             result.released += applied.released
+    for status, session_ids in plain.items():
+        result.changed += (
+            Participant.objects.filter(study=study, is_preview=False, session_id__in=session_ids)
+            .exclude(prolific_status=status)
+            .update(prolific_status=status)
+        )
     log.info("prolific reconcile %s", result)
     return result
 

@@ -87,3 +87,9 @@ def test_a_prolific_outage_makes_the_task_retry(live, prolific):
     prolific.fail_next(503, times=3, retry_after="0")
     with pytest.raises(prolific_client.Retryable):
         reconcile_live_studies()  # called directly, Celery re-raises what it would retry
+
+
+def test_the_beat_schedule_names_the_reconcile_task_every_ten_minutes(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["prolific-reconcile-live-studies"]
+    assert entry["task"] == reconcile_live_studies.name
+    assert entry["schedule"] == 600.0
