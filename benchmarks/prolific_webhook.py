@@ -44,7 +44,6 @@ def setup_django() -> str:
 
     django.setup()
     from django.core.management import call_command
-
     from django.test.utils import setup_test_environment
 
     call_command("migrate", verbosity=0)
