@@ -19,6 +19,7 @@ from .models import (
     Invitation,
     Judgment,
     Participant,
+    ProlificEvent,
     Question,
     Respondent,
     RespondentTask,
@@ -447,3 +448,18 @@ class RespondentAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # respondents come from the survey links
+
+
+@admin.register(ProlificEvent)
+class ProlificEventAdmin(admin.ModelAdmin):
+    """Webhook events as received (read-only): what Prolific told us, and when."""
+
+    list_display = ["received_at", "event_type", "resource_id", "status", "event_id"]
+    list_filter = ["event_type", "status"]
+    search_fields = ["resource_id", "event_id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

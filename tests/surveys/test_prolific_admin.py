@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from surveys.models import Participant, Study
+from surveys.models import Participant, ProlificEvent, Study
 from tests.conftest import make_study
 from tests.fakes.prolific_server import FakeProlific
 
@@ -79,3 +79,14 @@ def test_the_actions_need_a_staff_login(client, study, prolific):
     response = run_action(client, "review_on_prolific", study)
     assert "/admin/login/" in response.redirect_chain[0][0]
     assert prolific.calls == []
+
+
+def test_received_webhook_events_are_listed_read_only(client, researcher, db):
+    ProlificEvent.objects.create(
+        event_id="evt-<b>1</b>", event_type="submission.status.change", resource_id="sub-1", status="RETURNED"
+    )
+    response = client.get(reverse("admin:surveys_prolificevent_changelist"))
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "evt-&lt;b&gt;1&lt;/b&gt;" in text and "<b>1</b>" not in text
+    assert client.get(reverse("admin:surveys_prolificevent_add")).status_code == 403
