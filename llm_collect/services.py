@@ -42,6 +42,7 @@ DEFAULTS = {
     "sweep_minutes": 15,  # pending rows older than this are queued again
     "backoff_base_seconds": 2,
     "backoff_cap_seconds": 300,
+    "queue": None,  # a Celery queue of their own for these slow, I/O-bound tasks (None: the default queue)
 }
 
 # Estimated USD per million tokens (input, output), list prices at the time of writing. Estimates only:
@@ -121,10 +122,12 @@ def missing_keys(systems: list[System]) -> list[str]:
 
 
 def queue(generation_ids: list[int]) -> None:
+    """One collect task per id, sent when the transaction commits (to LLM_COLLECT["queue"] if set)."""
     from . import tasks
 
+    options = {"queue": collect_settings()["queue"]} if collect_settings()["queue"] else {}
     for generation_id in generation_ids:
-        transaction.on_commit(partial(tasks.collect.delay, generation_id))
+        transaction.on_commit(partial(tasks.collect.apply_async, (generation_id,), **options))
 
 
 @transaction.atomic
