@@ -144,7 +144,8 @@ def _find_participant(*, study: Study | None, session_id: str, participant_id: s
         participants = participants.filter(study=study)
     found = participants.filter(session_id=session_id).first() if session_id else None
     if found is None and study is not None and participant_id:
-        found = participants.filter(prolific_pid=participant_id).first()
+        # Only someone who arrived without a SESSION_ID: another submission id is another submission.
+        found = participants.filter(prolific_pid=participant_id, session_id="").first()
     return found
 
 

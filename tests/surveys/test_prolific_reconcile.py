@@ -93,3 +93,14 @@ def test_the_beat_schedule_names_the_reconcile_task_every_ten_minutes(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["prolific-reconcile-live-studies"]
     assert entry["task"] == reconcile_live_studies.name
     assert entry["schedule"] == 600.0
+
+
+def test_an_older_submission_of_the_same_person_does_not_touch_the_current_one(live, prolific):
+    study, people = live
+    prolific.add_submission("old-sub", participant_id="pid0", study_id="st1", status="RETURNED")
+
+    result = reconcile_study(study=study)
+
+    assert result.unknown == 1
+    assert Participant.objects.get(prolific_pid="pid0").status == Participant.Status.STARTED
+    assert reserved(study) == 6
