@@ -21,7 +21,7 @@ def test_it_queues_one_task_per_system_vignette_and_sample_after_commit(fake, dj
     assert run.planned == 12 and len(callbacks) == 12
     assert Generation.objects.filter(run=run, status="pending").count() == 12
     assert set(run.systems.values_list("key", flat=True)) == {"m0", "m1"}  # not the human system
-    first = [cb.args[0] for cb in callbacks[:2]]
+    first = [cb.args[0][0] for cb in callbacks[:2]]
     gens = Generation.objects.in_bulk(first)
     assert {g.sample for g in gens.values()} == {1} and len({g.system_id for g in gens.values()}) == 2
 
@@ -89,7 +89,7 @@ def test_the_sweep_requeues_stale_pending_and_expired_running_rows_once(fake, dj
     )
     with django_capture_on_commit_callbacks() as callbacks:
         assert services.sweep_generations() == 2
-    assert sorted(cb.args[0] for cb in callbacks) == sorted([stale.pk, expired.pk])
+    assert sorted(cb.args[0][0] for cb in callbacks) == sorted([stale.pk, expired.pk])
     assert services.sweep_generations() == 1  # the expired lease is still expired; the stale row is fresh now
 
 
