@@ -179,6 +179,8 @@ def assign_vignettes(*, respondent: Respondent, rng: random.Random | None = None
     loads = vignette_loads(system=respondent.system)
     if not loads:
         raise ValidationError("The study has no vignettes to answer.")
+    if respondent.study.answers_per_respondent < 1:
+        raise ValidationError("The study asks each respondent for no answers: set 'answers per respondent'.")
     m = min(respondent.study.answers_per_respondent, len(loads))
     chosen = sorted(loads, key=lambda pk: (loads[pk], rng.random()))[:m]
     tasks = RespondentTask.objects.bulk_create(

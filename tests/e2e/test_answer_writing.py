@@ -125,3 +125,38 @@ def test_without_javascript_the_server_rejects_weights_off_100_and_keeps_what_wa
     expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
     assert Answer.objects.filter(origin=Answer.Origin.RESPONDENT).count() == 1
     context.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_on_a_phone_the_pages_fit_the_screen_and_work_from_the_keyboard(live_server, chromium):
+    study = answering_study(m=1)
+    study.vignettes.update(text="<b>Sam</b> found a wallet." + " A long sentence that wraps." * 20)
+    context = chromium.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    prolific_stub(page)
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}")
+
+    page.get_by_label("I agree to take part").focus()
+    page.keyboard.press("Space")
+    expect(page.get_by_label("I agree to take part")).to_be_checked()
+    page.keyboard.press("Tab")  # past the second option of the radio group, to Continue
+    expect(page.get_by_role("button", name="Continue")).to_be_focused()
+    page.keyboard.press("Enter")
+
+    expect(page.get_by_role("heading", name="Story 1 of 1")).to_be_visible()
+    expect(page.locator(".vignette")).to_contain_text("<b>Sam</b> found a wallet.")  # shown as text, not markup
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+    page.get_by_label("Feature", exact=True).first.focus()
+    page.keyboard.type("Honesty")
+    page.keyboard.press("Tab")
+    page.keyboard.type("100")
+    expect(page.locator("#weight-total")).to_have_text("Weights: 100 / 100")
+    page.get_by_label("What should be done? (your conclusion)").focus()
+    page.keyboard.type("Return the wallet.")
+    page.get_by_role("button", name="Submit this answer").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
+    assert Answer.objects.get(origin=Answer.Origin.RESPONDENT).action == "Return the wallet."
+    context.close()

@@ -523,3 +523,15 @@ def test_a_study_with_respondents_can_still_be_deleted_and_a_used_invitation_can
         invitation.delete()
     study.delete()
     assert not Respondent.objects.exists() and not RespondentTask.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_study_that_asks_for_no_answers_gives_a_clear_page_and_consent_can_be_given_later(client):
+    study = answering_study(m=0)
+    client.get(entry(study))
+    response = client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
+    assert response.status_code == 409 and "answers per respondent" in response.content.decode()
+    assert Respondent.objects.get().status == Respondent.Status.STARTED
+    Study.objects.filter(pk=study.pk).update(answers_per_respondent=2)
+    response = client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
+    assert response.url == page(study, 1)
