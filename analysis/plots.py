@@ -28,17 +28,43 @@ def _plain(text: str) -> str:
 
 def forest_plot(*, systems: list[dict], result: dict, title: str) -> Figure:
     """One question's estimates, best at the top; systems without an estimate say so."""
-    fit = result.get("fit") or {"items": [], "reference": ""}
+    rows = _rows(systems, result)
+    figure = Figure(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.3))
+    _draw(figure.subplots(), rows, _reference_label(systems, result), title)
+    figure.tight_layout()
+    return figure
+
+
+def comparison_plot(*, panels: list[tuple[list[dict], dict, str]]) -> Figure:
+    """Studies side by side (e.g. Experiment 1 and 2) on one shared x axis, one panel each."""
+    rows = [_rows(systems, result) for systems, result, _title in panels]
+    height = 0.45 * max([len(r) for r in rows] + [2]) + 1.3
+    figure = Figure(figsize=(5.2 * len(panels), height))
+    axes = figure.subplots(1, len(panels), sharex=True, squeeze=False)[0]
+    for ax, panel_rows, (systems, result, title) in zip(axes, rows, panels, strict=True):
+        _draw(ax, panel_rows, _reference_label(systems, result), title)
+    figure.tight_layout()
+    return figure
+
+
+def _reference_label(systems: list[dict], result: dict) -> str:
+    reference = (result.get("fit") or {}).get("reference", "")
+    return {s["key"]: s["label"] for s in systems}.get(reference, reference)
+
+
+def _rows(systems: list[dict], result: dict) -> list[tuple]:
+    """(item, label, bootstrap low, bootstrap high), lowest estimate first (drawn at the bottom)."""
+    fit = result.get("fit") or {"items": []}
     labels = {s["key"]: s["label"] for s in systems}
     boot = result.get("bootstrap") or {}
-    rows = []
-    for k, item in enumerate(fit["items"]):
-        boot_low = (boot.get("ci_low") or [None] * (k + 1))[k]
-        boot_high = (boot.get("ci_high") or [None] * (k + 1))[k]
-        rows.append((item, labels.get(item["item"], item["item"]), boot_low, boot_high))
+    n = len(fit["items"])
+    lows, highs = boot.get("ci_low") or [None] * n, boot.get("ci_high") or [None] * n
+    rows = [(item, labels.get(item["item"], item["item"]), lows[k], highs[k]) for k, item in enumerate(fit["items"])]
     rows.sort(key=lambda row: -math.inf if row[0]["estimate"] is None else row[0]["estimate"])
-    figure = Figure(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.3))
-    axes = figure.subplots()
+    return rows
+
+
+def _draw(axes, rows: list[tuple], reference: str, title: str) -> None:
     positions = list(range(len(rows)))
     for y, (item, _label, boot_low, boot_high) in zip(positions, rows, strict=True):
         if item["estimate"] is None:
@@ -62,13 +88,10 @@ def forest_plot(*, systems: list[dict], result: dict, title: str) -> Figure:
             axes.plot([item["estimate"]], [y], marker="D", color="#1d2330", markersize=5)
     axes.axvline(0.0, color="#1d2330", linestyle=":", linewidth=1.2)
     axes.set_yticks(positions, labels=[_plain(label) for _item, label, *_ in rows])
-    axes.set_ylim(-0.7, len(rows) - 0.3)
-    reference = labels.get(fit.get("reference", ""), fit.get("reference", ""))
+    axes.set_ylim(-0.7, max(len(rows), 1) - 0.3)
     axes.set_xlabel(_plain(f"Log-ability relative to {reference} (95% CI)"))
     axes.set_title(_plain(title), fontsize=10, loc="left")
     axes.grid(axis="x", color="#e4e7ec", linewidth=0.6)
-    figure.tight_layout()
-    return figure
 
 
 def render(figure: Figure, fmt: str) -> bytes:

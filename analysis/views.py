@@ -45,6 +45,7 @@ def study_dashboard(request, slug):
         "study": study,
         "progress": study_progress(study=study),
         "run": run,
+        "run_id": str(run.pk) if run else "",
         "sections": sections,
         "halo_rows": list(zip(run.halo.get("questions", []), run.halo.get("matrix", []), strict=False)) if run else [],
         "recent_runs": AnalysisRun.objects.filter(study=study)[:8],
@@ -69,15 +70,24 @@ def refit(request, slug):
 @staff_member_required
 @require_GET
 def plot(request, slug, question, fmt):
+    """A question's forest plot; with ?compare=SLUG, beside the other study's latest on one x axis."""
     study = get_object_or_404(Study, slug=slug)
     run = chosen_run(request, study)
     if fmt not in plots.CONTENT_TYPES or run is None or question not in run.results:
         raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
-    result = run.results[question]
-    figure = plots.forest_plot(systems=run.systems, result=result, title=f"{study.name}: {question}")
-    response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
+    panels = [(run.systems, run.results[question], f"{study.name}: {question}")]
+    if request.GET.get("compare"):
+        other = get_object_or_404(Study, slug=request.GET["compare"])
+        other_run = AnalysisRun.objects.latest_for(other)
+        if other_run is None or question not in other_run.results:
+            raise Http404(f"'{other.name}' has no finished analysis of '{question}'.")
+        panels.append((other_run.systems, other_run.results[question], f"{other.name}: {question}"))
+    response = HttpResponse(
+        plots.render(plots.comparison_plot(panels=panels), fmt), content_type=plots.CONTENT_TYPES[fmt]
+    )
     disposition = "attachment" if request.GET.get("download") else "inline"
-    response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-run{run.pk}.{fmt}"'
+    suffix = f"-vs-{request.GET['compare']}" if len(panels) > 1 else ""
+    response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-run{run.pk}{suffix}.{fmt}"'
     return response
 
 

@@ -99,11 +99,22 @@ def test_a_study_without_a_run_says_so_and_has_no_plot(staff_client, db):
 def test_two_studies_are_shown_side_by_side_per_question(staff_client, fitted):
     study, run = fitted
     other = make_judged_study(slug="exp2", participants=30, seed=9)
-    other_run = refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     page = staff_client.get("/dashboard/judged/?compare=exp2").content.decode()
-    assert f'src="/dashboard/exp2/plots/features.svg?run={other_run.pk}"' in page
+    assert f'src="/dashboard/judged/plots/features.svg?run={run.pk}&amp;compare=exp2"' in page
+    assert '<option value="exp2" selected>' in page and "<h3>Study exp2</h3>" in page
+    svg = staff_client.get(f"/dashboard/judged/plots/features.svg?run={run.pk}&compare=exp2").content.decode()
+    assert "Study judged: features" in svg and "Study exp2: features" in svg
+    assert staff_client.get("/dashboard/judged/plots/features.svg?compare=nope").status_code == 404
+
+
+def test_a_comparison_study_without_a_run_leaves_the_own_plot_with_a_note(staff_client, fitted):
+    study, run = fitted
+    make_study(slug="fresh")
+    page = staff_client.get("/dashboard/judged/?compare=fresh").content.decode()
     assert f'src="/dashboard/judged/plots/features.svg?run={run.pk}"' in page
-    assert '<option value="exp2" selected>' in page
+    assert "Study fresh has no finished analysis of this question." in page
+    assert staff_client.get("/dashboard/judged/plots/features.svg?compare=fresh").status_code == 404
 
 
 def test_an_unknown_comparison_study_is_a_form_error_not_a_crash(staff_client, fitted):
