@@ -62,7 +62,8 @@ class ProgressOut(serializers.Serializer):
     valid_participants = serializers.IntegerField()
     by_status = StatusCountOut(many=True)
     exclusions = ExclusionCountOut(many=True)
-    median_minutes = serializers.FloatField(allow_null=True)
+    median_minutes = serializers.FloatField(allow_null=True, help_text="Median judging time of completed participants.")
+    median_minutes_start_to_finish = serializers.FloatField(allow_null=True)
 
 
 class AnalysisRunOut(serializers.ModelSerializer):

@@ -398,7 +398,11 @@ def queue_refit(*, study: Study, requested_by=None) -> None:
 
 
 def study_progress(*, study: Study) -> dict:
-    """Cells filled against target, participants by status, exclusions by reason, median minutes."""
+    """Cells filled against target, participants by status, exclusions by reason, median minutes.
+
+    `median_minutes` is the judging time (the sum of the judging pages' seconds) of completed
+    participants; `median_minutes_start_to_finish` is their time from arrival to completion.
+    """
     cells = Cell.objects.filter(study=study).aggregate(
         cells=Count("id"), target=Sum("target"), completed=Sum("completed"), reserved=Sum("reserved")
     )
@@ -425,7 +429,18 @@ def study_progress(*, study: Study) -> dict:
         "by_status": [{"status": s, "label": labels.get(s, s), "count": n} for s, n in sorted(by_status.items())],
         "exclusions": [{"reason": r, "label": reasons.get(r, r), "count": n} for r, n in sorted(exclusions.items())],
         "median_minutes": round(statistics.median(minutes), 1) if minutes else None,
+        "median_minutes_start_to_finish": _median_minutes_start_to_finish(people),
     }
+
+
+def _median_minutes_start_to_finish(people) -> float | None:
+    spans = [
+        (finished - started).total_seconds() / 60
+        for started, finished in people.filter(
+            status=Participant.Status.COMPLETED, finished_at__isnull=False
+        ).values_list("started_at", "finished_at")
+    ]
+    return round(statistics.median(spans), 1) if spans else None
 
 
 # ---------------------------------------------------------------- power

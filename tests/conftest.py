@@ -81,6 +81,8 @@ def fabricate_judgments(
     order_effect). The study must be live (its cells built). Each judge sees k different vignettes,
     one random cell each, in a random order. Cell counters are left alone. Returns the participants.
     """
+    from datetime import timedelta
+
     import numpy as np
     from django.utils import timezone
 
@@ -93,6 +95,7 @@ def fabricate_judgments(
         cells_by_vignette.setdefault(cell.vignette_id, []).append(cell)
     vignettes = sorted(cells_by_vignette)
     k = min(study.vignettes_per_participant, len(vignettes))
+    seconds = rng.uniform(240, 1500, size=participants)
     people = Participant.objects.bulk_create(
         Participant(
             study=study,
@@ -102,8 +105,9 @@ def fabricate_judgments(
             is_preview=is_preview,
             consented_at=now,
             anonymised_data_consent=True,
-            seconds_total=float(rng.uniform(240, 1500)),
+            seconds_total=float(seconds[n]),
             demographics=(demographics or (lambda n: {}))(n),
+            started_at=now - timedelta(seconds=float(seconds[n]) + 180),
             finished_at=now,
         )
         for n in range(participants)

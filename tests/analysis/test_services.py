@@ -134,6 +134,7 @@ def test_progress_counts_cells_participants_exclusions_and_median_minutes(judged
     assert progress["participants"] == 153 and progress["valid_participants"] == 150
     assert progress["exclusions"] == [{"reason": "too-fast", "label": "Exceptionally fast", "count": 3}]
     assert 4 <= progress["median_minutes"] <= 25
+    assert progress["median_minutes_start_to_finish"] == pytest.approx(progress["median_minutes"] + 3, abs=1.5)
 
 
 def test_json_safe_turns_nan_and_numpy_into_plain_json():
