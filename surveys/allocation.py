@@ -38,7 +38,7 @@ def allocate(*, participant: Participant, now: datetime | None = None) -> list[A
     now = now or timezone.now()
     release_expired(now=now, study_id=participant.study_id)
     with transaction.atomic():
-        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        participant = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
         existing = list(participant.assignments.order_by("position"))
         if existing:
             return existing
@@ -90,7 +90,7 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
 def _take_least_filled(*, study: Study, vignette_id: int, preview: bool) -> Cell | None:
     """Lock and reserve the least-filled cell of a vignette that has room, or None."""
     if preview:
-        return _least_filled(list(Cell.objects.filter(study=study, vignette_id=vignette_id)))
+        return _least_filled(list(Cell.objects.filter(study=study, vignette_id=vignette_id).order_by("id")))
     with_room = Cell.objects.filter(study=study, vignette_id=vignette_id, completed__lt=F("target") - F("reserved"))
     for _ in range(3):  # another arrival may take the last place between our lock and update
         candidates = list(
@@ -187,9 +187,9 @@ def release_expired(*, now: datetime | None = None, study_id: int | None = None)
     if study_id is not None:
         expired = expired.filter(participant__study_id=study_id)
     released = 0
-    for participant_id in set(expired.values_list("participant_id", flat=True)):
+    for participant_id in set(expired.order_by().values_list("participant_id", flat=True)):
         with transaction.atomic():
-            participant = Participant.objects.select_for_update().filter(pk=participant_id).first()
+            participant = Participant.objects.select_for_update().filter(pk=participant_id).order_by("pk").first()
             still = Assignment.objects.filter(
                 participant_id=participant_id, status=Assignment.Status.RESERVED, expires_at__lte=now
             )

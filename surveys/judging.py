@@ -19,7 +19,17 @@ from django.db.models import F
 from django.utils import timezone
 
 from .allocation import allocate, release_participant
-from .models import DEFAULT_ATTENTION_OPTIONS, Answer, Assignment, Cell, Judgment, Participant, Study
+from .models import (
+    DEFAULT_ATTENTION_OPTIONS,
+    Answer,
+    Assignment,
+    Cell,
+    Feature,
+    Judgment,
+    Participant,
+    Question,
+    Study,
+)
 
 PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")
 CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
@@ -62,7 +72,7 @@ def parse_prolific_params(params) -> ProlificParams:
 
 def enter_study(*, study: Study, params: ProlificParams) -> Participant:
     """The participant for this person in this study: found again when they come back, else new."""
-    found = Participant.objects.filter(study=study, prolific_pid=params.pid).first()
+    found = Participant.objects.filter(study=study, prolific_pid=params.pid).order_by("pk").first()
     if found:
         return found
     if study.prolific_study_id and params.study_id != study.prolific_study_id:
@@ -76,7 +86,7 @@ def enter_study(*, study: Study, params: ProlificParams) -> Participant:
             )
     except IntegrityError:
         # The same person arriving twice at once, or a submission id already used by someone else.
-        found = Participant.objects.filter(study=study, prolific_pid=params.pid).first()
+        found = Participant.objects.filter(study=study, prolific_pid=params.pid).order_by("pk").first()
         if found:
             return found
         raise ValidationError("This Prolific submission is already in use.") from None
@@ -104,7 +114,7 @@ def current_step(participant: Participant) -> Step:
         return Step("complete")
     if status != Status.JUDGING:
         return Step("ended")  # returned, timed out, expired
-    assignments = list(participant.assignments.order_by("position"))
+    assignments = list(participant.assignments.select_related("vignette").order_by("position"))
     done = sum(a.status == Assignment.Status.COMPLETED for a in assignments)
     current = next((a for a in assignments if a.status == Assignment.Status.RESERVED), None)
     if current is not None:
@@ -154,8 +164,13 @@ def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
 
 def page_content(assignment: Assignment) -> dict:
     """What a judging page shows: the vignette, then Answer A (first) and Answer B (second)."""
-    answers = Answer.objects.filter(pk__in=[assignment.first_answer_id, assignment.second_answer_id])
-    by_id = {answer.pk: answer for answer in answers.prefetch_related("features")}
+    # One query for both answers and their features (every answer has at least one feature).
+    # Explicit orderings: the models' default orderings would join up to the study.
+    features = Feature.objects.filter(answer_id__in=[assignment.first_answer_id, assignment.second_answer_id])
+    by_id: dict[int, Answer] = {}
+    for feature in features.select_related("answer").order_by("answer_id", "position"):
+        answer = by_id.setdefault(feature.answer_id, feature.answer)
+        answer.shown_features = [*getattr(answer, "shown_features", []), feature]
     return {
         "vignette": assignment.vignette,
         "answers": [("A", by_id[assignment.first_answer_id]), ("B", by_id[assignment.second_answer_id])],
@@ -164,22 +179,30 @@ def page_content(assignment: Assignment) -> dict:
 
 @transaction.atomic
 def record_page(
-    *, participant: Participant, assignment: Assignment, picks: dict[str, str], now: datetime | None = None
+    *,
+    participant: Participant,
+    assignment: Assignment,
+    picks: dict[str, str],
+    questions: list[Question] | None = None,
+    now: datetime | None = None,
 ) -> Assignment:
     """Store one page's picks (one per question, `first` or `second`) together, and close the page.
 
     A page that is already closed is left as it is (a double submit); only the current page can be
-    answered. Returns the assignment as stored.
+    answered. Every writer of a participant's assignments holds the participant's row lock first,
+    so under it the pages' states cannot change. Returns the assignment as stored.
     """
     now = now or timezone.now()
     Participant.objects.select_for_update().get(pk=participant.pk)
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk, participant_id=participant.pk)
-    if assignment.status != Assignment.Status.RESERVED:
-        return assignment
     current = participant.assignments.filter(status=Assignment.Status.RESERVED).order_by("position").first()
     if current is None or current.pk != assignment.pk:
+        assignment = Assignment.objects.get(pk=assignment.pk, participant_id=participant.pk)
+        if assignment.status != Assignment.Status.RESERVED:
+            return assignment  # closed already: a double submit, or the back button
         raise ValidationError("This is not the page you are on.")
-    questions = list(participant.study.questions.all())
+    assignment = current
+    if questions is None:
+        questions = list(participant.study.questions.order_by("position", "id"))
     if set(picks) != {q.key for q in questions}:
         raise ValidationError("Every question needs an answer.")
     if any(pick not in Judgment.Position.values for pick in picks.values()):
@@ -263,14 +286,16 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
     """
     now = now or timezone.now()
     with transaction.atomic():
-        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        participant = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
         if current_step(participant).name != "attention":
             return participant  # finished already, or not there yet
         study = participant.study
         positions = list(
-            Judgment.objects.filter(assignment__participant=participant).values_list("winner_position", flat=True)
+            Judgment.objects.filter(assignment__participant=participant)
+            .order_by()
+            .values_list("winner_position", flat=True)
         )
-        seconds_total = sum(participant.assignments.values_list("seconds", flat=True), 0.0)
+        seconds_total = sum(participant.assignments.order_by().values_list("seconds", flat=True), 0.0)
         flags = assess_quality(
             anonymised_consent=participant.anonymised_data_consent,
             attention_choice=attention_choice,
@@ -311,7 +336,9 @@ def median_seconds(*, study: Study) -> float | None:
             study=study,
             is_preview=False,
             status__in=[Participant.Status.COMPLETED, Participant.Status.FAILED_ATTENTION],
-        ).values_list("seconds_total", flat=True)
+        )
+        .order_by()
+        .values_list("seconds_total", flat=True)
     )
     return statistics.median(times) if len(times) >= MEDIAN_NEEDS else None
 

@@ -38,8 +38,8 @@ NO_SESSION = (
 )
 
 
-def _session_key(study: Study) -> str:
-    return f"judging:{study.pk}"
+def _session_key(slug: str) -> str:
+    return f"judging:{slug}"
 
 
 def _problem(request, study: Study | None, problems: list[str], status: int = 400):
@@ -56,11 +56,12 @@ def _to_step(participant: Participant):
 
 def _at(request, slug: str, *names: str):
     """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
-    study = get_object_or_404(Study, slug=slug)
-    participant_id = request.session.get(_session_key(study))
-    participant = Participant.objects.filter(pk=participant_id, study=study).select_related("study").first()
+    participant_id = request.session.get(_session_key(slug))
+    participant = (
+        Participant.objects.filter(pk=participant_id, study__slug=slug).select_related("study").order_by().first()
+    )
     if participant is None:
-        return None, None, _problem(request, study, [NO_SESSION], status=403)
+        return None, None, _problem(request, get_object_or_404(Study, slug=slug), [NO_SESSION], status=403)
     step = current_step(participant)
     if step.name not in names:
         return participant, step, _to_step(participant)
@@ -71,8 +72,8 @@ def _at(request, slug: str, *names: str):
 def entry(request, slug: str):
     """/s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…; a staff user without them previews."""
     study = get_object_or_404(Study, slug=slug)
-    key = _session_key(study)
-    resuming = Participant.objects.filter(pk=request.session.get(key), study=study).first()
+    key = _session_key(slug)
+    resuming = Participant.objects.filter(pk=request.session.get(key), study=study).order_by().first()
     try:
         if "PROLIFIC_PID" in request.GET or not (request.user.is_staff or resuming):
             participant = enter_study(study=study, params=parse_prolific_params(request.GET))
@@ -115,17 +116,21 @@ def pair(request, slug: str, position: int):
     participant, step, elsewhere = _at(request, slug, "pair")
     if participant is None:
         return elsewhere
-    get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
+    if not (step.name == "pair" and 1 <= position <= step.total):
+        get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
     if elsewhere or step.assignment.position != position:
         return _to_step(participant)
-    form = PairForm(request.POST or None, questions=list(participant.study.questions.all()))
+    form = PairForm(request.POST or None, questions=list(participant.study.questions.order_by("position", "id")))
     if form.is_valid():
         try:
-            record_page(participant=participant, assignment=step.assignment, picks=form.picks())
+            record_page(
+                participant=participant, assignment=step.assignment, picks=form.picks(), questions=form.questions
+            )
         except ValidationError:
             pass  # a stale page: go to where the participant really is
         return _to_step(participant)
-    mark_shown(assignment=step.assignment)
+    if step.assignment.shown_at is None:
+        mark_shown(assignment=step.assignment)
     context = {"participant": participant, "step": step, "form": form, "page": page_content(step.assignment)}
     return render(request, "surveys/judging/pair.html", context)
 

@@ -1,0 +1,356 @@
+"""The judging survey under load: N simulated judges over HTTP against gunicorn + PostgreSQL.
+
+Run: `python benchmarks/survey_load.py [--participants 600] [--concurrency 50]`. It creates a fresh
+PostgreSQL database (dropped at the end unless --keep), migrates it, loads a study shaped like the
+method's (8 systems x 12 vignettes = 336 cells, R=8 -> 2,688 places, k=5), starts gunicorn with 3
+sync workers on 127.0.0.1, and sends the judges through the whole survey with httpx from C threads:
+link -> consent -> demographics -> k pairs -> attention check -> completion page. When the study is
+full the last arrivals see the "study is full" page; that is counted, not an error.
+
+Printed: completed participants, errors, judgments stored vs expected, cell fill (max - min and
+against the target), and the judging page's throughput and p95 latency as ratios to the trivial
+/healthz view served by the same server in the same run (timings only mean anything as ratios).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PYTHON = sys.executable
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+CODE = re.compile(r'class="code">([^<]+)<')
+DEMOGRAPHICS = {
+    "gender": "Prefer not to say",
+    "age": "35-44",
+    "religion": "No religion",
+    "education": "Bachelors/Undergraduate degree",
+    "country": "United Kingdom",
+}
+
+
+def fresh_database(base_url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(f"{base_url}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{base_url}/{name}"
+
+
+def drop_database(base_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{base_url}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_env(database_url: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(
+        DATABASE_URL=database_url,
+        SECRET_KEY="benchmark-only-secret",
+        DEBUG="0",
+        ALLOWED_HOSTS="127.0.0.1",
+        LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="moraljudge.settings",
+    )
+    return env
+
+
+def setup_django(env: dict) -> None:
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    call_command("collectstatic", verbosity=0, interactive=False)
+
+
+def load_study(*, slug: str, repetitions: int, k: int, systems: int, vignettes: int):
+    from surveys.lifecycle import go_live
+    from tests.conftest import make_study
+
+    study = make_study(
+        slug=slug,
+        systems=[f"system{i}" for i in range(systems)],
+        vignettes=vignettes,
+        reference="system0",
+        repetitions=repetitions,
+        vignettes_per_participant=k,
+        minimum_seconds=0,
+        fast_fraction_of_median=0,  # simulated judges are fast by nature: keep them valid
+        completion_code="BENCHOK",
+        screened_out_code="BENCHFULL",
+        reservation_minutes=120,
+    )
+    return go_live(study=study)
+
+
+class Recorder:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.samples: dict[str, list[float]] = defaultdict(list)
+        self.errors: list[str] = []
+
+    def request(self, client: httpx.Client, kind: str, method: str, url: str, expect: tuple[int, ...], **kw):
+        start = time.perf_counter()
+        response = client.request(method, url, **kw)
+        elapsed = time.perf_counter() - start
+        with self.lock:
+            self.samples[kind].append(elapsed)
+        if response.status_code not in expect:
+            raise RuntimeError(f"{method} {url} -> {response.status_code}")
+        return response
+
+
+def form_post(rec: Recorder, client, kind: str, url: str, data: dict) -> str:
+    page = rec.request(client, kind + " GET", "GET", url, (200,))
+    token = CSRF.search(page.text).group(1)
+    response = rec.request(client, kind + " POST", "POST", url, (302,), data={**data, "csrfmiddlewaretoken": token})
+    return response.headers["location"]
+
+
+def judge(rec: Recorder, base: str, slug: str, number: int, questions: list[str]) -> str:
+    """One judge through the whole survey; returns 'completed' or 'full'."""
+    pid = f"{number:024x}"
+    link = f"{base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={'b' * 24}&SESSION_ID={number + 1:024x}"
+    with httpx.Client(base_url=base, timeout=120) as client:
+        url = rec.request(client, "entry", "GET", link, (302,)).headers["location"]
+        url = form_post(rec, client, "consent", url, {"consent": "yes", "anonymised": "yes"})
+        url = form_post(rec, client, "demographics", url, DEMOGRAPHICS)
+        while "/pair/" in url:
+            picks = {key: random.choice(["first", "second"]) for key in questions}
+            picks[questions[0]], picks[questions[1]] = "first", "second"  # never a straight line
+            url = form_post(rec, client, "judging page", url, picks)
+        if url.endswith("/done/"):
+            page = rec.request(client, "done", "GET", url, (200,))
+            if "the study is full" in page.text:
+                return "full"
+            raise RuntimeError("done before judging")
+        url = form_post(rec, client, "attention", url, {"choice": "2"})
+        page = rec.request(client, "done", "GET", url, (200,))
+        match = CODE.search(page.text)
+        if not match or match.group(1) != "BENCHOK" or "submissions/complete?cc=BENCHOK" not in page.text:
+            raise RuntimeError("no completion code")
+        return "completed"
+
+
+def run_pool(concurrency: int, jobs, work):
+    outcomes: list[str] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def one(job):
+        try:
+            result = work(job)
+        except Exception as exc:
+            with lock:
+                errors.append(repr(exc))
+            return
+        with lock:
+            outcomes.append(result)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        list(pool.map(one, jobs))
+    return outcomes, errors, time.perf_counter() - start
+
+
+def p95(samples: list[float]) -> float:
+    return sorted(samples)[int(0.95 * (len(samples) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--participants", type=int, default=600)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--repetitions", type=int, default=8, help="R: judges wanted per cell (the method's 8)")
+    parser.add_argument("--systems", type=int, default=8)
+    parser.add_argument("--vignettes", type=int, default=12)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--baseline-requests", type=int, default=3000)
+    parser.add_argument("--postgres", default=os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432"))
+    parser.add_argument("--database", default="mj_survey_bench")
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark database afterwards")
+    args = parser.parse_args()
+
+    database_url = fresh_database(args.postgres, args.database)
+    env = server_env(database_url)
+    setup_django(env)
+    from django.db.models import F, Max, Min, Sum
+
+    from surveys.models import Cell, Judgment, Participant
+
+    study = load_study(
+        slug="bench", repetitions=args.repetitions, k=args.k, systems=args.systems, vignettes=args.vignettes
+    )
+    pages_study = load_study(slug="bench-pages", repetitions=10_000, k=args.k, systems=args.systems, vignettes=args.k)
+    questions = list(study.questions.values_list("key", flat=True))
+    cells = Cell.objects.filter(study=study).count()
+    places = cells * args.repetitions
+    print(
+        f"study: {args.systems} systems x {args.vignettes} vignettes = {cells} cells, R={args.repetitions} -> "
+        f"{places} places, k={args.k}: room for {places // args.k} of {args.participants} judges "
+        f"(the rest see 'study is full')"
+    )
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [
+            str(Path(PYTHON).parent / "gunicorn"),
+            "moraljudge.wsgi",
+            f"--workers={args.workers}",
+            "--worker-class=sync",
+            f"--bind=127.0.0.1:{port}",
+            "--timeout=120",
+            "--backlog=2048",
+            "--log-level=warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    try:
+        for _ in range(100):
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            raise SystemExit("gunicorn did not come up")
+
+        # Baseline: the trivial view (one SELECT 1), same server, same concurrency, same client code.
+        rec_base = Recorder()
+
+        def health(_):
+            with httpx.Client(base_url=base, timeout=60) as client:
+                for _ in range(10):
+                    rec_base.request(client, "healthz", "GET", "/healthz", (200,))
+            return "ok"
+
+        run_pool(args.concurrency, range(5), health)  # warm-up
+        rec_base = Recorder()
+        _, base_errors, base_wall = run_pool(args.concurrency, range(args.baseline_requests // 10), health)
+        healthz = rec_base.samples["healthz"]
+        healthz_rps = len(healthz) / base_wall
+
+        # The survey itself.
+        rec = Recorder()
+        outcomes, errors, wall = run_pool(
+            args.concurrency, range(args.participants), lambda n: judge(rec, base, study.slug, n, questions)
+        )
+
+        # Judging page alone: judges sitting on their first pair, reloading it (render + one UPDATE guard).
+        rec_pages = Recorder()
+        holders = []
+        for n in range(args.concurrency):
+            client = httpx.Client(base_url=base, timeout=60)
+            link = (
+                f"/s/{pages_study.slug}/?PROLIFIC_PID={10**6 + n:024x}&STUDY_ID={'c' * 24}&SESSION_ID={10**6 + n:024x}"
+            )
+            url = rec_pages.request(client, "setup", "GET", link, (302,)).headers["location"]
+            url = form_post(rec_pages, client, "setup", url, {"consent": "yes", "anonymised": "yes"})
+            url = form_post(rec_pages, client, "setup", url, DEMOGRAPHICS)
+            holders.append((client, url))
+        per_holder = max(1, args.baseline_requests // args.concurrency)
+
+        def reload_page(index):
+            client, url = holders[index]
+            for _ in range(per_holder):
+                rec_pages.request(client, "judging page GET only", "GET", url, (200,))
+            return "ok"
+
+        _, page_errors, page_wall = run_pool(args.concurrency, range(args.concurrency), reload_page)
+        for client, _ in holders:
+            client.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    completed = outcomes.count("completed")
+    full = outcomes.count("full")
+    valid = Participant.objects.filter(study=study, status=Participant.Status.COMPLETED, exclusion="").count()
+    stored = Judgment.objects.filter(assignment__participant__study=study).count()
+    expected = completed * args.k * len(questions)
+    fill = Cell.objects.filter(study=study).aggregate(
+        lo=Min(F("completed") + F("reserved")), hi=Max(F("completed") + F("reserved")), reserved=Sum("reserved")
+    )
+    over = Cell.objects.filter(study=study, completed__gt=F("target") - F("reserved")).count()
+
+    judging = rec.samples["judging page GET"] + rec.samples["judging page POST"]
+    judging_rps = len(judging) / wall
+    page_only = rec_pages.samples["judging page GET only"]
+    page_rps = len(page_only) / page_wall
+    print(
+        f"server: gunicorn, {args.workers} sync workers; PostgreSQL database {args.database}; concurrency {args.concurrency}"
+    )
+    print(
+        f"participants: {args.participants} arrived, {completed} completed ({valid} valid), "
+        f"{full} saw 'study is full', errors {len(errors)}"
+    )
+    for error in sorted(set(errors))[:5]:
+        print(f"  error: {error}")
+    print(f"judgments stored: {stored} of {expected} expected ({expected - stored} lost)")
+    print(
+        f"cell fill: min {fill['lo']}, max {fill['hi']} (max - min = {fill['hi'] - fill['lo']}), target {args.repetitions}, "
+        f"cells over target: {over}, reservations left: {fill['reserved']}"
+    )
+    print(
+        f"baseline /healthz: {len(healthz)} requests, {healthz_rps:.0f} req/s, "
+        f"p50 {statistics.median(healthz) * 1000:.1f} ms, p95 {p95(healthz) * 1000:.1f} ms, errors {len(base_errors)}"
+    )
+    print(
+        f"survey run: {sum(len(v) for v in rec.samples.values())} requests in {wall:.1f} s; "
+        f"judging pages (GET+POST) {judging_rps:.0f} req/s = {judging_rps / healthz_rps:.2f}x baseline throughput"
+    )
+    for kind in ("judging page GET", "judging page POST"):
+        samples = rec.samples[kind]
+        print(
+            f"  {kind:<18} n={len(samples):>5}  p95 {p95(samples) * 1000:7.1f} ms = "
+            f"{p95(samples) / p95(healthz):.2f}x baseline p95"
+        )
+    print(
+        f"  all judging pages  n={len(judging):>5}  p95 {p95(judging) * 1000:7.1f} ms = "
+        f"{p95(judging) / p95(healthz):.2f}x baseline p95"
+    )
+    print(
+        f"judging page alone (reloads, {len(page_only)} requests): {page_rps:.0f} req/s = "
+        f"{page_rps / healthz_rps:.2f}x baseline throughput; p95 {p95(page_only) * 1000:.1f} ms = "
+        f"{p95(page_only) / p95(healthz):.2f}x baseline p95; errors {len(page_errors)}"
+    )
+
+    from django.db import connections
+
+    connections.close_all()
+    if not args.keep:
+        drop_database(args.postgres, args.database)
+
+
+if __name__ == "__main__":
+    main()
