@@ -157,6 +157,17 @@ CELERY_BEAT_SCHEDULE["surveys-release-expired"] = {
     "task": "surveys.tasks.release_expired_reservations",
     "schedule": 60.0,
 }
+# LLM collection: re-queue generations still pending after LLM_COLLECT["sweep_minutes"] or whose lease ran out.
+CELERY_BEAT_SCHEDULE["llm-collect-sweep"] = {"task": "llm_collect.tasks.sweep", "schedule": 300.0}
+# Per-provider limits shared by every worker through Redis; a System's parameters may override them.
+LLM_RATE_LIMITS = {
+    "default": {"requests_per_minute": 60, "burst": 1, "concurrency": 4},
+    "openai": {"requests_per_minute": 500, "burst": 5, "concurrency": 8},
+    "anthropic": {"requests_per_minute": 50, "burst": 1, "concurrency": 4},
+    "gemini": {"requests_per_minute": 15, "burst": 1, "concurrency": 4},
+    "openai-compatible": {"requests_per_minute": 60, "burst": 1, "concurrency": 4},
+}
+LLM_COLLECT = {"lease_seconds": 300, "max_attempts": 5, "max_invalid_attempts": 3, "sweep_minutes": 15}
 
 # Prolific
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
