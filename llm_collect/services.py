@@ -365,7 +365,8 @@ def record_reply(gen: Generation, token: str, reply: client.Reply) -> str:
     except ParseError as exc:
         error = f"Unusable output: {exc}"
         history = [*gen.history, attempt_entry(gen, "invalid output", error=error, reply=reply)]
-        if gen.attempts >= min(conf["max_invalid_attempts"], conf["max_attempts"]):
+        invalid_so_far = sum(1 for entry in history if entry.get("outcome") == "invalid output")
+        if invalid_so_far >= conf["max_invalid_attempts"] or gen.attempts >= conf["max_attempts"]:
             held(gen, token).update(
                 status=Generation.Status.INVALID,
                 parse_error=str(exc),

@@ -216,3 +216,25 @@ def test_nothing_is_selected_automatically_once_the_study_is_live(fake):
     study.save()
     services.collect(generation_id=gen.pk)
     assert not Answer.objects.filter(system=gen.system, selected=True).exists()
+
+
+@pytest.mark.django_db
+def test_only_unusable_replies_count_toward_the_invalid_bound():
+    with FakeLLMServer(script=[{"status": 500}, {"text": "no"}, {"text": "no"}]) as server:
+        study = make_llm_study(url=server.url, vignettes=1)
+        _, (gen,) = generations(study)
+        assert collect_until_settled(gen) == Generation.Status.DONE
+    gen.refresh_from_db()
+    assert gen.attempts == 4
+
+
+@pytest.mark.django_db
+def test_without_a_broker_the_task_waits_in_process_instead_of_requeueing(settings):
+    from llm_collect import tasks
+
+    with FakeLLMServer(script=[{"status": 429, "retry_after": 0}, {"status": 500}]) as server:
+        study = make_llm_study(url=server.url, vignettes=1)
+        _, (gen,) = generations(study)
+        settings.LLM_COLLECT = {**settings.LLM_COLLECT, "backoff_base_seconds": 0.01}
+        assert tasks.collect.apply(args=(gen.pk,)).get() == Generation.Status.DONE
+        assert len(server.requests) == 3
