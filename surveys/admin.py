@@ -449,6 +449,16 @@ class RespondentAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # respondents come from the survey links
 
+    def changelist_view(self, request, extra_context=None):
+        # The link to paste into Prolific for each study's lay answers (experts get invitations).
+        query = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+        studies = Study.objects.exclude(status=Study.Status.CLOSED).filter(systems__kind=System.Kind.HUMAN).distinct()
+        links = [
+            (study, request.build_absolute_uri(reverse("surveys:answering-entry", args=[study.slug])) + query)
+            for study in studies
+        ]
+        return super().changelist_view(request, {**(extra_context or {}), "answering_links": links})
+
 
 @admin.register(ProlificEvent)
 class ProlificEventAdmin(admin.ModelAdmin):

@@ -535,3 +535,14 @@ def test_a_study_that_asks_for_no_answers_gives_a_clear_page_and_consent_can_be_
     Study.objects.filter(pk=study.pk).update(answers_per_respondent=2)
     response = client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
     assert response.url == page(study, 1)
+
+
+@pytest.mark.django_db
+def test_the_respondent_list_gives_the_link_to_paste_into_prolific(client):
+    study = answering_study()
+    staff = get_user_model().objects.create_superuser("r", "r@example.org", "pw-long-enough")
+    client.force_login(staff)
+    html = client.get(reverse("admin:surveys_respondent_changelist")).content.decode()
+    assert (
+        f"http://testserver/r/{study.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&amp;STUDY_ID={{{{%STUDY_ID%}}}}" in html
+    )
