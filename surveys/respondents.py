@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.utils import timezone
 
 from .answers import FeatureIn, create_answer
@@ -256,9 +256,3 @@ def completion_url(respondent: Respondent) -> str | None:
     if not code:
         return None
     return f"{settings.PROLIFIC_COMPLETION_URL}?cc={code}"
-
-
-def progress(respondent: Respondent) -> tuple[int, int]:
-    """(pages submitted, pages in all)."""
-    counts = respondent.tasks.aggregate(done=Count("pk", filter=Q(submitted_at__isnull=False)), total=Count("pk"))
-    return counts["done"], counts["total"]

@@ -13,7 +13,6 @@ from ..respondents import (
     completion_url,
     mark_task_started,
     next_task,
-    progress,
     record_consent,
     start_invited_respondent,
     start_prolific_respondent,
@@ -112,10 +111,10 @@ def write(request, slug, position):
     if respondent is None:
         return _problem(request, SESSION_LOST, 403)
     task = get_object_or_404(respondent.tasks.select_related("vignette"), position=position)
-    if task.submitted_at is not None or respondent.status != Respondent.Status.WRITING:
-        if task.submitted_at is not None:
-            messages.info(request, f"Your answer on page {position} is saved; it cannot be changed any more.")
-        return _next_page(request, respondent)
+    if task.submitted_at is not None:
+        messages.info(request, f"Your answer on page {position} is saved; it cannot be changed any more.")
+    if task.submitted_at is not None or respondent.status != Respondent.Status.WRITING or task != next_task(respondent):
+        return _next_page(request, respondent)  # pages come in their order, each answered once
     form = AnswerForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -132,8 +131,7 @@ def write(request, slug, position):
             respondent.refresh_from_db()
             return _next_page(request, respondent)
     mark_task_started(task=task)
-    done, total = progress(respondent)
-    context = {"study": study, "task": task, "form": form, "page": done + 1, "pages": total}
+    context = {"study": study, "task": task, "form": form, "page": task.position, "pages": respondent.tasks.count()}
     return render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
 
 

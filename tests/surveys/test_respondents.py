@@ -546,3 +546,13 @@ def test_the_respondent_list_gives_the_link_to_paste_into_prolific(client):
     assert (
         f"http://testserver/r/{study.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&amp;STUDY_ID={{{{%STUDY_ID%}}}}" in html
     )
+
+
+@pytest.mark.django_db
+def test_pages_come_in_their_order(client):
+    study = answering_study(m=3)
+    consented(client, study)
+    assert client.get(page(study, 3)).url == page(study, 1)
+    assert client.post(page(study, 2), answer_post()).url == page(study, 1)
+    assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
+    assert client.get(page(study, 4)).status_code == 404
