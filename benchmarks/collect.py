@@ -168,7 +168,7 @@ def main() -> None:
     if celery_mode:
         run = services.start_collection(study=study, samples=SAMPLES)
     else:
-        services.queue = lambda ids: None  # the threads below play Celery's part
+        services.runs.queue = lambda ids: None  # the threads below play Celery's part
         run = services.start_collection(study=study, samples=SAMPLES)
         ids = list(
             Generation.objects.filter(run=run)

@@ -148,7 +148,7 @@ class CollectionRunAdmin(admin.ModelAdmin):
 
     def start_view(self, request):
         """Collect answers for a study: one task per LLM system × vignette × sample."""
-        if not request.user.is_staff or not self.has_view_permission(request):
+        if not request.user.has_perm("llm_collect.add_collectionrun"):
             raise PermissionDenied
         form = StartCollectionForm(request.POST or None, initial={"study": request.GET.get("study")})
         if request.method == "POST" and form.is_valid():

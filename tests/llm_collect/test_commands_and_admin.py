@@ -106,3 +106,10 @@ def test_the_retry_action_asks_failed_rows_again(fake, admin_client, django_capt
         )
     gen.refresh_from_db()
     assert gen.status == "pending" and gen.attempts == 0 and len(callbacks) == 1
+
+
+@pytest.mark.django_db
+def test_staff_without_the_permission_cannot_start_a_collection(client, django_user_model):
+    user = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
+    client.force_login(user)
+    assert client.get(reverse("admin:llm_collect_collectionrun_start")).status_code == 403

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from llm_collect.prompts import default_system_prompt, default_user_prompt, render_prompts
-from llm_collect.similarity import mean_pairwise_cosine, self_similarity, tfidf_matrix
+from llm_collect.similarity import (
+    embedding_matrix,
+    embeddings_available,
+    mean_pairwise_cosine,
+    self_similarity,
+    tfidf_matrix,
+)
 from surveys.answers import FeatureIn, create_answer
 
 from .conftest import make_llm_study
@@ -49,3 +55,11 @@ def test_self_similarity_averages_each_systems_samples_per_vignette():
             )
     values = self_similarity(study=study)
     assert values == {"m0": pytest.approx(1.0)}
+
+
+@pytest.mark.skipif(not embeddings_available(), reason="needs requirements-embeddings.txt")
+def test_sentence_embeddings_find_paraphrases_closer_than_unrelated_text():
+    m = embedding_matrix(
+        ["She should tell her friend the truth.", "Telling the friend the truth is right.", "Bake the bread at 200 C."]
+    )
+    assert mean_pairwise_cosine(m[[0, 1]]) > mean_pairwise_cosine(m[[0, 2]]) + 0.2
