@@ -165,3 +165,36 @@ def test_a_failed_newest_refit_is_shown_with_its_reason(staff_client, db):
     refit_study(study=make_study(slug="noref", reference="nobody"), trigger=AnalysisRun.Trigger.COMMAND)
     page = staff_client.get("/dashboard/noref/").content.decode()
     assert "The newest refit" in page and "failed" in page and "no reference system" in page
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_in_a_real_browser_a_researcher_signs_in_and_sees_the_plots_load(live_server):
+    import shutil
+
+    if not shutil.which("chromium"):
+        pytest.skip("needs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    study = make_judged_study(participants=30, seed=5)
+    refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+    args += ["--disable-sync", "--no-first-run", "--disable-quic"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=args)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(15_000)
+            page.goto(f"{live_server.url}/dashboard/judged/")
+            assert "/admin/login/" in page.url
+            page.fill("#id_username", "researcher")
+            page.fill("#id_password", "pw-12345678")
+            page.click("input[type=submit]")
+            page.wait_for_url(f"{live_server.url}/dashboard/judged/")
+            page.wait_for_load_state("load")
+            widths = page.eval_on_selector_all("img.forest", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
+            assert len(widths) == 5 and all(width > 0 for width in widths)
+            assert page.locator("#q-features table").first.locator("tbody tr").count() == 3
+        finally:
+            browser.close()
