@@ -164,3 +164,22 @@ def test_the_two_answers_stack_on_a_phone(live_server, chromium_browser):
         assert box_a["width"] > 300
     finally:
         context.close()
+
+
+def test_the_whole_survey_works_without_javascript(live_server, chromium_browser):
+    study = live_study(vignettes_per_participant=2)
+    context = chromium_browser.new_context(java_script_enabled=False)
+    context.set_default_timeout(10_000)
+    try:
+        stub_prolific(context)
+        page = context.new_page()
+        page.goto(link(live_server, study))
+        consent_and_demographics(page)
+        answer_pair(page, study, "first")
+        answer_pair(page, study, "second")
+        page.get_by_label("I read the answers carefully").check()
+        page.get_by_role("button", name="Finish").click()
+        page.wait_for_url(re.compile(r"^https://app\.prolific\.com/"))
+        assert page.url == "https://app.prolific.com/submissions/complete?cc=C0DE42"
+    finally:
+        context.close()
