@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from surveys.models import Study
@@ -85,6 +86,8 @@ def plot(request, slug, question, fmt):
     response = HttpResponse(
         plots.render(plots.comparison_plot(panels=panels), fmt), content_type=plots.CONTENT_TYPES[fmt]
     )
+    if request.GET.get("run") and len(panels) == 1:
+        patch_cache_control(response, private=True, max_age=24 * 3600)  # a stored run never changes
     disposition = "attachment" if request.GET.get("download") else "inline"
     suffix = f"-vs-{request.GET['compare']}" if len(panels) > 1 else ""
     response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-run{run.pk}{suffix}.{fmt}"'

@@ -198,3 +198,10 @@ def test_in_a_real_browser_a_researcher_signs_in_and_sees_the_plots_load(live_se
             assert page.locator("#q-features table").first.locator("tbody tr").count() == 3
         finally:
             browser.close()
+
+
+def test_a_plot_of_a_named_run_may_be_cached_by_the_browser_but_the_latest_may_not(staff_client, fitted):
+    study, run = fitted
+    named = staff_client.get(f"/dashboard/judged/plots/features.svg?run={run.pk}")
+    assert "max-age=86400" in named["Cache-Control"] and "private" in named["Cache-Control"]
+    assert "max-age" not in staff_client.get("/dashboard/judged/plots/features.svg").get("Cache-Control", "")
