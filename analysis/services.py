@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import warnings
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 
 import numpy as np
@@ -334,6 +335,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     reason, so the dashboard can say why; the caller gets the run either way.
     """
     parameters = DEFAULT_PARAMETERS | (parameters or {})
+    fail_interrupted_runs(study=study)
     run = AnalysisRun.objects.create(
         study=study,
         trigger=trigger,
@@ -372,6 +374,16 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     run.refresh_from_db()
     log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)
     return run
+
+
+def fail_interrupted_runs(*, study: Study) -> int:
+    """Runs still RUNNING past the task time limit were killed (a worker lost, a deploy): say so."""
+    cutoff = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    return AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.RUNNING, created_at__lt=cutoff).update(
+        status=AnalysisRun.Status.FAILED,
+        error="Interrupted: the refit did not finish within the task time limit.",
+        finished_at=timezone.now(),
+    )
 
 
 def _mark_failed(run: AnalysisRun, message: str) -> AnalysisRun:

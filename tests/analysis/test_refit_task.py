@@ -1,10 +1,13 @@
 """The refit tasks, the `refit` command and the nightly beat entry."""
 
+from datetime import timedelta
 from io import StringIO
 
 import pytest
+import time_machine
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from analysis import tasks
 from analysis.models import AnalysisRun
@@ -72,3 +75,16 @@ def test_the_refit_command_prints_a_summary_and_stores_a_command_run(judged):
 def test_the_refit_command_names_the_known_studies_for_an_unknown_slug(judged):
     with pytest.raises(CommandError, match="No study with slug 'nope' \\(studies: judged\\)"):
         call_command("refit", "nope", stdout=StringIO())
+
+
+def test_a_run_left_running_past_the_time_limit_is_marked_interrupted_by_the_next_refit(judged, settings):
+    stuck = AnalysisRun.objects.create(study=judged, trigger=AnalysisRun.Trigger.NIGHTLY)
+    fresh = AnalysisRun.objects.create(study=judged, trigger=AnalysisRun.Trigger.ON_DEMAND)
+    with time_machine.travel(timezone.now() + timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)):
+        fresh.created_at = timezone.now()
+        fresh.save(update_fields=["created_at"])
+        tasks.refit_study(judged.pk, AnalysisRun.Trigger.ON_DEMAND)
+    stuck.refresh_from_db()
+    fresh.refresh_from_db()
+    assert stuck.status == AnalysisRun.Status.FAILED and stuck.error.startswith("Interrupted")
+    assert fresh.status == AnalysisRun.Status.RUNNING
