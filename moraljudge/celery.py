@@ -1,4 +1,4 @@
-"""The Celery app. Tasks live in each app's tasks.py and are found by autodiscovery."""
+"""The Celery app. Tasks live in each app's tasks.py (and surveys/prolific_tasks.py) and are found by autodiscovery."""
 
 import os
 
@@ -9,3 +9,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
 app = Celery("moraljudge")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(related_name="prolific_tasks")
