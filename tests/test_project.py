@@ -101,3 +101,14 @@ def test_every_variable_the_settings_read_is_listed_in_the_example_env_file():
     example = (ROOT / ".env.example").read_text()
     missing = {name for name in read if not re.search(rf"^#? ?{name}=", example, re.M)}
     assert not missing, f".env.example lacks {sorted(missing)}"
+
+
+def test_every_task_celery_beat_sends_is_known_to_the_worker():
+    from django.conf import settings
+
+    from moraljudge.celery import app
+
+    app.loader.import_default_modules()
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert scheduled, "beat has nothing to do"
+    assert scheduled <= set(app.tasks), f"unknown to the worker: {sorted(scheduled - set(app.tasks))}"
