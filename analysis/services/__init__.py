@@ -1,0 +1,30 @@
+"""Analysis services: read valid judgments, fit per question, store AnalysisRun snapshots.
+
+reading.py turns a study's valid judgments into arrays; fitting.py fits one question (with
+bootstrap, Holm, style control and diagnostics); refits.py stores runs and queues refits;
+progress.py reports a study's progress and plans power. Writes only AnalysisRun rows.
+"""
+
+from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe, stars
+from .progress import plan_power, study_progress
+from .reading import QuestionData, StudyData, answer_word_counts, read_study_data
+from .refits import fail_interrupted_runs, git_revision, queue_refit, refit_live_studies, refit_study
+
+__all__ = [
+    "DEFAULT_PARAMETERS",
+    "QuestionData",
+    "StudyData",
+    "answer_word_counts",
+    "fail_interrupted_runs",
+    "fit_question",
+    "git_revision",
+    "halo_correlations",
+    "json_safe",
+    "plan_power",
+    "queue_refit",
+    "read_study_data",
+    "refit_live_studies",
+    "refit_study",
+    "stars",
+    "study_progress",
+]
