@@ -8,6 +8,7 @@ arrivals never wait on each other's cells (no deadlocks) and never read-then-wri
 """
 
 import random
+import time
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -15,6 +16,8 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from .models import Assignment, Cell, Participant, Study
+
+ATTEMPTS = 30  # tries when other arrivals hold the free cells' locks for a moment
 
 # Statuses after which a participant's completed pages no longer count: their cells reopen.
 GIVES_BACK_COMPLETED = {
@@ -37,6 +40,20 @@ def allocate(*, participant: Participant, now: datetime | None = None) -> list[A
     """
     now = now or timezone.now()
     release_expired(now=now, study_id=participant.study_id)
+    for attempt in range(ATTEMPTS):
+        assignments = _allocate_once(participant=participant, now=now)
+        if assignments is not None:
+            return assignments
+        # Not enough cells free of other arrivals' locks: give ours back (rolled back) and try again,
+        # unless the study has no room left at all.
+        if not _has_room(study_id=participant.study_id, k=participant.study.vignettes_per_participant):
+            return []
+        time.sleep(random.uniform(0.002, 0.01) * (attempt + 1))
+    return []
+
+
+def _allocate_once(*, participant: Participant, now: datetime) -> list[Assignment] | None:
+    """One try in one transaction: the assignments, [] when there is nothing to take, None to retry."""
     with transaction.atomic():
         participant = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
         existing = list(participant.assignments.order_by("position"))
@@ -46,7 +63,7 @@ def allocate(*, participant: Participant, now: datetime | None = None) -> list[A
         cells = _reserve_cells(study=study, k=study.vignettes_per_participant, preview=participant.is_preview)
         if len(cells) < study.vignettes_per_participant:
             transaction.set_rollback(True)
-            return []
+            return [] if participant.is_preview else None
         random.shuffle(cells)  # page order: no vignette always comes first
         ranks = _vignette_ranks(study)
         expires_at = now + timedelta(minutes=study.reservation_minutes)
@@ -69,6 +86,12 @@ def allocate(*, participant: Participant, now: datetime | None = None) -> list[A
             )
         Assignment.objects.bulk_create(assignments)
         return list(participant.assignments.order_by("position"))
+
+
+def _has_room(*, study_id: int, k: int) -> bool:
+    """Whether at least k vignettes still have a cell with room (committed state, no locks)."""
+    with_room = Cell.objects.filter(study_id=study_id, completed__lt=F("target") - F("reserved")).order_by()
+    return with_room.values("vignette_id").distinct().count() >= k
 
 
 def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
