@@ -74,13 +74,14 @@ def entry(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     key = _session_key(slug)
     resuming = Participant.objects.filter(pk=request.session.get(key), study=study).order_by().first()
+    staff = request.user.is_staff
     try:
-        if "PROLIFIC_PID" in request.GET or not (request.user.is_staff or resuming):
+        if "PROLIFIC_PID" in request.GET or not (staff or resuming):
             participant = enter_study(study=study, params=parse_prolific_params(request.GET))
-        elif resuming and "restart" not in request.GET:
-            participant = resuming
+        elif resuming and not (staff and "restart" in request.GET):
+            participant = resuming  # the link opened again without its parameters
         else:
-            participant = start_preview(study=study)
+            participant = start_preview(study=study)  # staff only
     except ValidationError as exc:
         return _problem(request, study, exc.messages)
     request.session[key] = participant.pk

@@ -391,3 +391,13 @@ def test_only_get_and_post_are_allowed(client):
     client.get(link(study))
     assert client.put(f"/s/{study.slug}/consent/").status_code == 405
     assert client.post(f"/s/{study.slug}/done/").status_code == 405
+
+
+@pytest.mark.django_db
+def test_only_staff_can_start_a_preview():
+    study = live_study()
+    client = csrf_client()
+    through_demographics(client, study)
+    response = client.get(f"/s/{study.slug}/?restart=1")
+    assert response.url == f"/s/{study.slug}/pair/1/"  # resumes their own place instead
+    assert not Participant.objects.filter(is_preview=True).exists()
