@@ -48,6 +48,13 @@ def claim(gen: Generation, *, lease_seconds: float) -> str | None:
     return token if taken else None
 
 
+def release(gen: Generation, token: str) -> None:
+    """Give a claimed row back without having called: PENDING again, and the attempt not counted."""
+    held(gen, token).update(
+        status=Generation.Status.PENDING, claim="", attempts=F("attempts") - 1, lease_expires_at=None
+    )
+
+
 def held(gen: Generation, token: str):
     return Generation.objects.filter(pk=gen.pk, status=Generation.Status.RUNNING, claim=token)
 
@@ -74,12 +81,17 @@ def collect(*, generation_id: int) -> str:
     limit = limits.limit_for(provider=target.provider, base_url=target.endpoint_base, parameters=target.parameters)
     try:
         with limits.concurrency_slot(limit, ttl=target.timeout + 30, max_wait=conf["max_wait_seconds"]):
-            limits.wait_for_rate(limit, max_wait=conf["max_wait_seconds"])
             token = claim(gen, lease_seconds=max(conf["lease_seconds"], target.timeout + 30))
             if token is None:
                 return "skipped"
             gen.refresh_from_db()
             system_prompt, user_prompt = render_prompts(study=gen.vignette.study, vignette=gen.vignette)
+            try:
+                # Last before the call, so that nothing slow comes between the booked slot and the request.
+                limits.wait_for_rate(limit, max_wait=conf["max_wait_seconds"])
+            except limits.Busy:
+                release(gen, token)
+                raise
             try:
                 reply = client.complete(target, system_prompt=system_prompt, user_prompt=user_prompt)
             except client.Retryable as exc:

@@ -238,3 +238,18 @@ def test_without_a_broker_the_task_waits_in_process_instead_of_requeueing(settin
         settings.LLM_COLLECT = {**settings.LLM_COLLECT, "backoff_base_seconds": 0.01}
         assert tasks.collect.apply(args=(gen.pk,)).get() == Generation.Status.DONE
         assert len(server.requests) == 3
+
+
+@pytest.mark.django_db
+def test_a_row_waiting_too_long_for_a_rate_slot_is_given_back_uncounted(fake):
+    from llm_collect import limits
+
+    study = make_llm_study(url=fake.url, vignettes=1)
+    _, (gen,) = generations(study)
+    target = services.target_for(gen.system)
+    limits.penalise(limits.limit_for(provider=target.provider, base_url=target.endpoint_base, parameters={}), 120)
+    with pytest.raises(services.TryAgain):
+        services.collect(generation_id=gen.pk)
+    gen.refresh_from_db()
+    assert (gen.status, gen.attempts, gen.claim) == (Generation.Status.PENDING, 0, "")
+    assert fake.requests == []
