@@ -28,14 +28,22 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+POOL = [
+    ("honesty", "Lying would betray the trust the others place in the character."),
+    ("harm to others", "Whatever is chosen, someone may be hurt, and harm matters morally."),
+    ("loyalty", "The character owes something to friends and family."),
+    ("fairness", "Everyone affected should be treated alike."),
+    ("consequences", "What happens next depends on this choice."),
+]
+ACTIONS = ["Tell the truth and offer to make amends.", "Talk to the people involved before acting."]
+
 
 def answer_json(n: int = 1, *, weights=(50, 30, 20)) -> str:
-    features = [
-        {"feature": f"feature {i} of reply {n}", "weight": w, "reason": f"reason {i} (n={n})"}
-        for i, w in enumerate(weights, start=1)
-    ]
+    """A valid answer; reply n picks its features from a small pool, so samples resemble each other."""
+    picked = [POOL[(n + i) % len(POOL)] for i in range(len(weights))]
+    features = [{"feature": f, "weight": w, "reason": r} for (f, r), w in zip(picked, weights, strict=True)]
     return json.dumps(
-        {"features": features, "action": f"Tell the truth, reply {n}.", "additional_information": "Who else knows?"}
+        {"features": features, "action": ACTIONS[n % 2], "additional_information": f"Who else knows? (reply {n})"}
     )
 
 
