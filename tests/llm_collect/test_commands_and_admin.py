@@ -113,3 +113,20 @@ def test_staff_without_the_permission_cannot_start_a_collection(client, django_u
     user = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
     client.force_login(user)
     assert client.get(reverse("admin:llm_collect_collectionrun_start")).status_code == 403
+
+
+@pytest.mark.django_db
+def test_self_similarity_adds_the_embedding_measure_when_installed(fake, capsys):
+    from llm_collect.similarity import embeddings_available
+
+    if not embeddings_available():
+        pytest.skip("needs requirements-embeddings.txt")
+    study = make_llm_study(url=fake.url, vignettes=1)
+    run = services.start_collection(study=study, samples=2)
+    for gen in Generation.objects.filter(run=run):
+        services.collect(generation_id=gen.pk)
+    call_command("self_similarity", "llm", "--embeddings")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "system\ttfidf\tembedding"
+    tfidf, embedding = (float(x) for x in lines[1].split("\t")[1:])
+    assert 0 < tfidf <= 1 and 0 < embedding <= 1
