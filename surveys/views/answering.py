@@ -1,6 +1,7 @@
 """The answer-writing survey's pages for lay respondents (Prolific) and invited experts."""
 
 from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
@@ -148,7 +149,24 @@ def done(request, slug):
     return render(request, "surveys/answering/done.html", {"study": study, "respondent": respondent})
 
 
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def preview(request, slug):
+    """What a respondent sees on a writing page, for a signed-in researcher; nothing is stored."""
+    study = get_object_or_404(Study, slug=slug)
+    vignette = study.vignettes.order_by("position", "id").first()
+    if vignette is None:
+        return _problem(request, "This study has no vignettes yet.", 404)
+    form = AnswerForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        messages.success(request, "Preview: this answer would be accepted. Nothing was stored.")
+    context = {"study": study, "task": {"vignette": vignette}, "form": form, "page": 1, "preview": True}
+    context["pages"] = study.answers_per_respondent
+    return render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
+
+
 urlpatterns: list = [
+    path("r/<slug:slug>/preview/", preview, name="answering-preview"),
     path("r/<slug:slug>/", entry, name="answering-entry"),
     path("r/<slug:slug>/invite/<str:token>/", invitation_entry, name="answering-invitation"),
     path("r/<slug:slug>/consent/", consent, name="answering-consent"),

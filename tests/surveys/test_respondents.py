@@ -556,3 +556,19 @@ def test_pages_come_in_their_order(client):
     assert client.post(page(study, 2), answer_post()).url == page(study, 1)
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
     assert client.get(page(study, 4)).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_researcher_previews_the_writing_page_and_nothing_is_stored(client):
+    study = answering_study()
+    url = reverse("surveys:answering-preview", args=[study.slug])
+    assert "/admin/login/" in client.get(url).url
+    staff = get_user_model().objects.create_superuser("r", "r@example.org", "pw-long-enough")
+    client.force_login(staff)
+    assert "Researcher preview" in client.get(url).content.decode()
+    response = client.post(url, answer_post(weight_2="10"))
+    assert response.status_code == 400 and "Weights: 70 / 100" in response.content.decode()
+    response = client.post(url, answer_post())
+    assert response.status_code == 200 and "this answer would be accepted" in response.content.decode()
+    assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
+    assert not Respondent.objects.exists()
