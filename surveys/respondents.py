@@ -10,6 +10,7 @@ double submit, the back button or a reload never writes a second Answer.
 import random
 import re
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -255,4 +256,4 @@ def completion_url(respondent: Respondent) -> str | None:
     )
     if not code:
         return None
-    return f"{settings.PROLIFIC_COMPLETION_URL}?cc={code}"
+    return f"{settings.PROLIFIC_COMPLETION_URL}?{urlencode({'cc': code})}"
