@@ -572,3 +572,22 @@ def test_a_researcher_previews_the_writing_page_and_nothing_is_stored(client):
     assert response.status_code == 200 and "this answer would be accepted" in response.content.decode()
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
     assert not Respondent.objects.exists()
+
+
+@pytest.mark.django_db
+def test_pages_being_written_count_for_their_vignette_until_they_are_abandoned():
+    import datetime as dt
+
+    import time_machine
+
+    from surveys.respondents import vignette_loads
+
+    study = answering_study(vignettes=2, m=1)
+    lay = study.systems.get(key="lay")
+    with time_machine.travel(dt.datetime(2026, 1, 1, 9, tzinfo=dt.UTC), tick=False):
+        first = start(study, 1).tasks.get().vignette_id
+    (other,) = set(study.vignettes.values_list("pk", flat=True)) - {first}
+    with time_machine.travel(dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC), tick=False):
+        assert vignette_loads(system=lay) == {first: 1, other: 0}  # still being written
+    with time_machine.travel(dt.datetime(2026, 1, 1, 13, tzinfo=dt.UTC), tick=False):
+        assert vignette_loads(system=lay) == {first: 0, other: 0}  # abandoned
