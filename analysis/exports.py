@@ -212,7 +212,8 @@ for (q in unique(d$question)) {{
   dq$system2 <- factor(dq$system2, levels = systems)
   fit <- BTm(cbind(win1, win2), system1, system2, data = dq, refcat = {json.dumps(reference)})
   cat("\\nQuestion:", q, "\\n")
-  print(summary(fit)$coefficients)
+  print(summary(fit)$coefficients)  # Wald z and p, as in the dashboard's table
+  print(BTabilities(fit))  # every system's ability and SE, the reference at 0
   print(confint.default(fit))
 }}
 """
