@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_ENV := DEBUG=1
+DEMO_ABILITIES := --ability gpt-4o=0.5 --ability claude=0.3 --ability philosopher=0.2
 
 .PHONY: run test lint format migrations-check venv worker beat benchmarks clean
 
@@ -17,6 +18,9 @@ venv: $(BIN)/.installed
 run: venv
 	$(DEV_ENV) $(BIN)/python manage.py migrate --no-input
 	$(DEV_ENV) $(BIN)/python manage.py load_demo
+	# Simulated judges (only the first time) so the dashboard has results to show.
+	$(DEV_ENV) $(BIN)/python manage.py simulate_judges demo --until-completed 16 $(DEMO_ABILITIES)
+	$(DEV_ENV) $(BIN)/python manage.py refit demo
 	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
 
 test: venv
