@@ -355,7 +355,7 @@ def _invitation_link(request, invitation: Invitation) -> str:
         reverse("surveys:answering-invitation", args=[invitation.study.slug, invitation.token])
     )
     return format_html(
-        '<input type="text" readonly value="{}" size="70" aria-label="Invitation link" onfocus="this.select()">', url
+        '<input type="text" readonly value="{}" size="48" aria-label="Invitation link" onfocus="this.select()">', url
     )
 
 
