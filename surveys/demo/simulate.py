@@ -41,11 +41,13 @@ def simulate_judges(*, study: Study, judges: int, abilities: dict[str, float], s
 
 
 def _judge_once(*, study, questions, abilities, rng) -> Participant:
-    clock = timezone.now() - timedelta(hours=2)
+    clock = timezone.now() - timedelta(hours=rng.uniform(1, 48))
     params = ProlificParams(
         secrets.token_hex(12), study.prolific_study_id or secrets.token_hex(12), secrets.token_hex(12)
     )
     participant = enter_study(study=study, params=params)
+    # Simulated judges took the survey in the past: their timestamps say so, for honest medians.
+    Participant.objects.filter(pk=participant.pk).update(started_at=clock)
     participant = record_consent(participant=participant, consent=True, anonymised=True)
     participant = record_demographics(participant=participant, demographics=_demographics(rng), now=clock)
     step = current_step(participant)
