@@ -274,17 +274,20 @@ def _import_answers(study: Study, answers: list[dict]) -> None:
     Answer.objects.for_study(study).update(selected=False)
     keep = set()
     for item in answers:
+        fields = {
+            "action": item.get("action") or "",
+            "additional_information": item.get("additional_information") or "",
+            "selected": bool(item.get("selected")),
+        }
+        if "raw_text" in item:  # exports leave it out; an LLM answer's raw reply must survive a round trip
+            fields["raw_text"] = item["raw_text"] or ""
         answer, _ = Answer.objects.update_or_create(
             system=systems[item["system"]],
             vignette=vignettes[item["vignette"]],
             sample=item.get("sample", 1),
-            defaults={
-                "action": item.get("action") or "",
-                "additional_information": item.get("additional_information") or "",
-                "raw_text": item.get("raw_text") or "",
-                "selected": bool(item.get("selected")),
-                "origin": Answer.Origin.IMPORTED,
-            },
+            defaults=fields,
+            # An answer written in the survey or collected from an LLM keeps its origin when a file updates it.
+            create_defaults={**fields, "origin": Answer.Origin.IMPORTED},
         )
         replace_features(answer=answer, features=_features_in(item["features"]))
         keep.add(answer.pk)

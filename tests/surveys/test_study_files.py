@@ -146,3 +146,16 @@ def test_the_source_study_files_round_trip_when_they_are_at_hand(name, tmp_path)
     again.write_text(json.dumps(dict(exported, slug="again")), encoding="utf-8")
     call_command("import_study", str(again), stdout=io.StringIO())
     assert dict(export_json("again"), slug=original["slug"]) == exported
+
+
+@pytest.mark.django_db
+def test_reimporting_a_draft_keeps_the_origin_and_raw_reply_of_answers_it_updates():
+    data = demo_data()
+    data["status"] = "draft"
+    study = import_study(data)
+    collected = Answer.objects.get(system__key="gpt-4o", vignette__key="v1")
+    Answer.objects.filter(pk=collected.pk).update(origin=Answer.Origin.LLM, raw_text='{"features": []}')
+    import_study(export_study(study))
+    collected.refresh_from_db()
+    assert collected.origin == Answer.Origin.LLM and collected.raw_text == '{"features": []}'
+    assert collected.action == data["answers"][0]["action"]
