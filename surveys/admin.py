@@ -473,3 +473,9 @@ class ProlificEventAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+# The admin's "View site" link leads researchers to their results.
+admin.site.site_header = "MoralJudge administration"
+admin.site.site_title = "MoralJudge"
+admin.site.site_url = "/dashboard/"
