@@ -12,6 +12,11 @@ Comparisons are first collapsed into binomial rows (unordered pair, z, x) holdin
 the lower-numbered item and the total, so a million comparisons among 100 items cost a few
 thousand rows. Newton-Raphson runs on a batch of count vectors at once, which is what makes
 the clustered bootstrap and the power simulations cheap.
+
+Plain fits (no order effect, no covariates) take a dense shortcut: one bincount into the
+n x n win matrix, then Newton on the abilities in matrix form (`_newton_dense`), O(n^2) per
+iteration whatever the number of comparisons. Its outputs mean exactly what the general
+path's do; tests hold the two paths to 1e-9 of each other.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse, special, stats
+from scipy.linalg import lapack
 from scipy.sparse import csgraph
 
 Z95 = stats.norm.ppf(0.975)
@@ -28,6 +34,8 @@ Z95 = stats.norm.ppf(0.975)
 DIVERGED = 20.0
 # Predicted log-likelihood gain below which a Newton step is taken without checking it.
 SAFE_GAIN = 1e-3
+# Spread of abilities beyond which the dense path avoids exp(theta - max theta) (underflow).
+WIDE = 500.0
 
 
 # ---------------------------------------------------------------- results
@@ -395,6 +403,8 @@ def find_problems(win_matrix: np.ndarray, reference: int, names: list[str]) -> t
     component of the "beat" graph (Ford 1957); every other item is +/-infinity or not
     comparable with the reference.
     """
+    if _surely_strongly_connected(win_matrix > 0):
+        return [], np.ones(len(names), bool)
     graph = sparse.csr_matrix(win_matrix > 0)
     n_strong, strong = csgraph.connected_components(graph, directed=True, connection="strong")
     if n_strong == 1:  # the usual case: every item beats and is beaten along some chain
@@ -417,6 +427,26 @@ def find_problems(win_matrix: np.ndarray, reference: int, names: list[str]) -> t
         members = np.flatnonzero(strong == component)
         problems.append(_infinite_message(win_matrix, members, names, reference, above, below))
     return problems, estimable & played
+
+
+def _surely_strongly_connected(beats: np.ndarray, max_steps: int = 8) -> bool:
+    """True when every item reaches item 0 and is reached from it within `max_steps` links of
+    the dense "beat" graph; False means "not shown here" and csgraph decides."""
+    if len(beats) == 0:
+        return False
+    for graph in (beats, beats.T):
+        seen = graph[0].copy()
+        seen[0] = True
+        for _ in range(max_steps):
+            grown = seen | graph[seen].any(axis=0)
+            if grown.all():
+                break
+            if (grown == seen).all():
+                return False
+            seen = grown
+        else:
+            return False
+    return True
 
 
 def _reachable(graph, start: int) -> np.ndarray:
@@ -472,8 +502,16 @@ def fit(
     """
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
-    _check_inputs(winners, losers, n_items, reference, names)
+    dense = first is None and covariates is None
+    _check_inputs(winners, losers, n_items, reference, names, indices=not dense)
     counts = None if counts is None else np.asarray(counts, float)
+    if dense:
+        return _fit_dense(winners, losers, n_items, reference, counts, names, max_iter, tol)
+    return _fit_general(winners, losers, n_items, reference, counts, first, covariates, names, max_iter, tol)
+
+
+def _fit_general(winners, losers, n_items, reference, counts, first, covariates, names, max_iter, tol) -> BTResult:
+    """Any model, on binomial rows (pair, order sign, covariates); inputs already checked."""
     signs = None if first is None else order_signs(winners, losers, first)
     if covariates is not None:
         covariates = np.asarray(covariates, float).reshape(len(winners), -1)
@@ -515,18 +553,166 @@ def _fitted_rows(table, estimable, winners, losers, counts, signs, covariates) -
     )
 
 
-def _check_inputs(winners, losers, n_items, reference, names) -> None:
-    if len(winners) != len(losers):
-        raise ValueError("winners and losers must have the same length.")
+def _check_inputs(winners, losers, n_items, reference, names, *, indices=True) -> None:
+    if winners.ndim != 1 or winners.shape != losers.shape:
+        raise ValueError("winners and losers must be one-dimensional and of the same length.")
     if not 0 <= reference < n_items:
         raise ValueError(f"reference {reference} is not an item index below {n_items}.")
     if len(names) != n_items:
         raise ValueError(f"{len(names)} item names given for {n_items} items.")
-    if winners.size and (min(winners.min(), losers.min()) < 0 or max(winners.max(), losers.max()) >= n_items):
+    if indices:
+        _check_indices(winners, losers, n_items)
+
+
+def _check_indices(winners: np.ndarray, losers: np.ndarray, n_items: int) -> None:
+    """One reduction per int64 array: read as unsigned, a negative index is huge, so max < n checks both ends."""
+    if winners.size and max(winners.view(np.uint64).max(), losers.view(np.uint64).max()) >= n_items:
         raise ValueError(f"item indices must lie in 0..{n_items - 1}.")
 
 
-def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names) -> BTResult:
+# ---------------------------------------------------------------- dense shortcut (no order, no covariates)
+
+
+def _fit_dense(winners, losers, n_items, reference, counts, names, max_iter, tol) -> BTResult:
+    """The plain model from the n x n win matrix; the same outputs as `_fit_general`."""
+    wins_matrix = _win_matrix(winners, losers, n_items, counts)
+    if np.diagonal(wins_matrix).any():
+        raise ValueError("an item cannot be compared with itself.")
+    problems, estimable = find_problems(wins_matrix, reference, names)
+    fitted = wins_matrix if estimable.all() else wins_matrix * (estimable[:, None] & estimable[None, :])
+    batch = _newton_dense(fitted, estimable, reference, max_iter, tol)
+    result = _result(None, batch, wins_matrix, problems, names, reference, [], fitted=fitted)
+    result.covariate_effects = None
+    return result
+
+
+def _win_matrix(winners, losers, n_items, counts, chunk=1 << 17) -> np.ndarray:
+    """wins[i, j] = how often i beat j: bincount of winner * n + loser, checking the indices.
+
+    Done in chunks so that each piece of the inputs is read from memory once: its keys, its
+    range check and its bincount all find it in cache."""
+    size = n_items * n_items
+    wins = np.zeros(size)
+    key = np.empty(min(len(winners), chunk), np.int64)
+    for start in range(0, len(winners), chunk):
+        piece = slice(start, start + chunk)
+        winner, loser = winners[piece], losers[piece]
+        part = key[: len(winner)]
+        np.multiply(winner, n_items, out=part)
+        part += loser
+        _check_indices(winner, loser, n_items)
+        wins += np.bincount(part, None if counts is None else counts[piece], minlength=size)
+    return wins.reshape(n_items, n_items)
+
+
+def _dense_fit_statistics(theta: np.ndarray, wins_matrix: np.ndarray) -> tuple[float, float, float]:
+    """Log-likelihood, deviance and null deviance of the binomial rows (one per compared pair)
+    from the win matrix: deviance = 2 (saturated - fitted log-likelihood)."""
+    pair_totals = wins_matrix + wins_matrix.T
+    log_likelihood = _dense_log_likelihood(theta, wins_matrix.sum(axis=1), pair_totals)
+    won = wins_matrix > 0  # so pair_totals > 0 too
+    share = np.divide(wins_matrix, pair_totals, out=np.ones_like(wins_matrix), where=won)
+    saturated = float(np.vdot(wins_matrix, np.log(share)))
+    null = -math.log(2.0) * float(wins_matrix.sum())
+    return log_likelihood, max(0.0, 2.0 * (saturated - log_likelihood)), max(0.0, 2.0 * (saturated - null))
+
+
+def _dense_terms(theta, item_wins, pair_totals, fixed):
+    """Score wins_i - sum_j N_ij p_ij and information diag(sum_j V_ij) - V, V_ij = N_ij p_ij p_ji,
+    over all items; rows and columns of `fixed` items are those of the identity (score 0).
+
+    p_ij = s_i / (s_i + s_j) with s = exp(theta - max theta), so only n exponentials."""
+    if np.ptp(theta) < WIDE:
+        strength = np.exp(theta - theta.max())
+        sums = strength[:, None] + strength[None, :]
+        lose = np.divide(strength[None, :], sums)  # p_ji = 1 - p_ij
+        expected = np.divide(-strength[:, None], sums)  # -p_ij, times N_ij below
+    else:  # abilities far apart: the overflow-safe logistic form
+        with np.errstate(over="ignore"):
+            lose = 1.0 / (1.0 + np.exp(theta[:, None] - theta[None, :]))
+        expected = -lose.T
+    expected *= pair_totals
+    score = item_wins + expected.sum(axis=1)
+    information = np.multiply(expected, lose, out=expected)  # -V
+    information.flat[:: len(theta) + 1] = -information.sum(axis=1)
+    score[fixed] = 0.0
+    information[fixed, :] = 0.0
+    information[:, fixed] = 0.0
+    information[fixed, fixed] = 1.0
+    return score, information
+
+
+def _dense_log_likelihood(theta: np.ndarray, item_wins: np.ndarray, pair_totals: np.ndarray) -> float:
+    """sum_ij W_ij log p_ij = wins . theta - 1/2 sum_ij N_ij log(e^theta_i + e^theta_j)."""
+    if np.ptp(theta) < WIDE:
+        shift = theta.max()
+        strength = np.exp(theta - shift)
+        log_sums = np.log(strength[:, None] + strength[None, :])
+        log_sums += shift
+    else:
+        log_sums = np.logaddexp.outer(theta, theta)
+    return float(item_wins @ theta - 0.5 * np.vdot(pair_totals, log_sums))
+
+
+def _dense_start(item_wins, item_losses, estimable, reference) -> np.ndarray:
+    """Smoothed log(wins / losses): within about 0.3 of the estimates for a balanced design,
+    from where Newton needs about four steps (from 0, about six)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = np.where(estimable, np.log((item_wins + 0.5) / (item_losses + 0.5)), 0.0)
+    return theta - theta[reference]
+
+
+def _newton_dense(wins_matrix, estimable, reference, max_iter, tol) -> BatchFit:
+    """`fit_batch` for one fit on the win matrix, with the same stopping rule.
+
+    A step predicted to gain more than SAFE_GAIN is checked as in `_halved`, except that the
+    check is skipped when the log-likelihood still rises at the new point along the step
+    (then, being concave along the step, it cannot have dropped); the score there is needed
+    for the next step anyway, so most fits never evaluate the log-likelihood."""
+    pair_totals = wins_matrix + wins_matrix.T
+    item_wins, item_losses = wins_matrix.sum(axis=1), wins_matrix.sum(axis=0)
+    mask = estimable.copy()
+    mask[reference] = False
+    free, fixed = np.flatnonzero(mask), np.flatnonzero(~mask)
+    theta = np.where(mask, _dense_start(item_wins, item_losses, estimable, reference), 0.0)
+    score, information = _dense_terms(theta, item_wins, pair_totals, fixed)
+    converged, iterations = False, 0
+    while not converged and iterations < max_iter:
+        iterations += 1
+        step = _solve_spd(information, score)
+        gain = 0.5 * (score @ step)
+        trial = theta + step
+        new_score, new_information = _dense_terms(trial, item_wins, pair_totals, fixed)
+        if gain > SAFE_GAIN and not new_score @ step >= 0.0:
+            before = _dense_log_likelihood(theta, item_wins, pair_totals)
+            scale, after = 1.0, _dense_log_likelihood(trial, item_wins, pair_totals)
+            for _ in range(29):
+                if after >= before - 1e-12 * abs(before):
+                    break
+                scale *= 0.5
+                trial = theta + scale * step
+                after = _dense_log_likelihood(trial, item_wins, pair_totals)
+            if scale != 1.0:
+                new_score, new_information = _dense_terms(trial, item_wins, pair_totals, fixed)
+        theta, score, information = trial, new_score, new_information
+        converged = bool(gain <= tol)
+    finite = bool(np.isfinite(theta).all())
+    information = information[free][:, free]  # two 1-d takes: far cheaper than np.ix_ here
+    return BatchFit(theta[None], information[None], np.array([converged and finite]), iterations, free)
+
+
+def _solve_spd(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Cholesky solve; a matrix that is not positive definite goes to `_solve`'s fallbacks."""
+    factor, info = lapack.dpotrf(matrix, lower=True, clean=False)
+    if info == 0:
+        solution, info = lapack.dpotrs(factor, rhs, lower=True)
+        if info == 0:
+            return solution
+    return _solve(matrix[None], rhs[None])[0]
+
+
+def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names, fitted=None) -> BTResult:
+    """Statistics come from the binomial rows `grouped`, or (dense path) from the fitted win matrix."""
     n_items = len(names)
     converged = bool(batch.converged[0])
     if not converged:
@@ -535,11 +721,19 @@ def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names
     estimated[batch.free] = converged
     estimated[reference] = True
     covariance = np.zeros((len(estimated), len(estimated)))
-    covariance[np.ix_(batch.free, batch.free)] = _invert(batch.information[0])
+    rows = np.zeros((len(estimated), len(batch.free)))
+    rows[batch.free] = _invert(batch.information[0])
+    covariance[:, batch.free] = rows  # = covariance[np.ix_(free, free)], without 2-d fancy indexing
     estimated &= ~_diverged(batch.theta[0], np.diag(covariance), names + extra_names, problems)
     theta = np.where(estimated, batch.theta[0], np.nan)
     se = np.where(estimated, np.sqrt(np.clip(np.diag(covariance), 0, None)), np.nan)
-    eta = _linear_predictor(np.nan_to_num(theta)[None], grouped.a, grouped.b, grouped.extra, n_items)
+    if fitted is None:
+        eta = _linear_predictor(np.nan_to_num(theta)[None], grouped.a, grouped.b, grouped.extra, n_items)
+        log_likelihood = float(_log_likelihood(eta, grouped.wins[None], grouped.totals[None])[0])
+        deviance = _deviance(eta[0], grouped.wins, grouped.totals)
+        null_deviance = _deviance(np.zeros(len(grouped.a)), grouped.wins, grouped.totals)
+    else:
+        log_likelihood, deviance, null_deviance = _dense_fit_statistics(np.nan_to_num(theta), fitted)
     effects = [_wald(name, theta[n_items + c], se[n_items + c]) for c, name in enumerate(extra_names)]
     order = effects.pop(0) if extra_names[:1] == ["order"] else None
     z, p, ci_low, ci_high = wald_arrays(theta[:n_items], se[:n_items])
@@ -555,9 +749,9 @@ def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names
         wins=wins_matrix.sum(axis=1),
         losses=wins_matrix.sum(axis=0),
         n_comparisons=round(wins_matrix.sum()),
-        log_likelihood=float(_log_likelihood(eta, grouped.wins[None], grouped.totals[None])[0]),
-        deviance=_deviance(eta[0], grouped.wins, grouped.totals),
-        null_deviance=_deviance(np.zeros(len(grouped.a)), grouped.wins, grouped.totals),
+        log_likelihood=log_likelihood,
+        deviance=deviance,
+        null_deviance=null_deviance,
         converged=converged and bool(np.isfinite(theta).all()),
         iterations=batch.iterations,
         order_effect=order,
@@ -582,10 +776,18 @@ def _diverged(theta, variance, names, problems) -> np.ndarray:
 
 
 def _invert(information: np.ndarray) -> np.ndarray:
-    try:
-        return np.linalg.inv(information)
-    except np.linalg.LinAlgError:
+    """Inverse by LU (LAPACK getrf + getri); all nan when the matrix is singular.
+
+    getri with its default small workspace stays single-threaded at these sizes, which
+    np.linalg.inv does not always manage cheaper (it solves against the identity)."""
+    if information.size == 0:
+        return np.zeros_like(information)
+    lu, pivots, info = lapack.dgetrf(information)
+    if info == 0:
+        inverse, info = lapack.dgetri(lu, pivots)
+    if info != 0:
         return np.full_like(information, np.nan)
+    return inverse
 
 
 def _deviance(eta: np.ndarray, wins: np.ndarray, totals: np.ndarray) -> float:

@@ -1,6 +1,7 @@
 """Bradley-Terry fitting speed and agreement: analysis.bradley_terry against choix and statsmodels.
 
-Run standalone: `python benchmarks/bt_fit.py` (needs requirements-bench.txt).
+Run standalone: `python benchmarks/bt_fit.py` (needs requirements-bench.txt); `--only a` or
+`--only b` runs one part (default: both).
 
 (a) The method's size: 2,688 comparisons among 8 systems (28 pairs x 12 vignettes x 8
     judges, 5 cells per judge), for each of 5 questions one fit plus 1,000 judge-clustered
@@ -15,6 +16,7 @@ choix's candidates are timed on one fit first and its fastest is used for the wo
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 import warnings
@@ -237,6 +239,11 @@ def workload_b():
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("a", "b"), help="run one part only (default: both)")
+    only = parser.parse_args().only
     print(f"numpy {np.__version__}, choix {metadata.version('choix')}, statsmodels {sm.__version__}")
-    workload_a()
-    workload_b()
+    if only in (None, "a"):
+        workload_a()
+    if only in (None, "b"):
+        workload_b()

@@ -300,3 +300,102 @@ def test_reliabilities_are_high_for_well_separated_items_and_low_without_differe
     assert bt.split_half_reliability(winners, losers, clusters, 8, 0, rng, n_splits=20) > 0.95
     winners, losers, clusters = study_like_data(rng, np.zeros(8))
     assert bt.separation_reliability(bt.fit(winners, losers, 8, reference=0)) < 0.5
+
+
+# ------------------------------------------------------------- dense shortcut against the general path
+
+
+def general_fit(winners, losers, n_items, reference, *, counts=None, item_names=None) -> bt.BTResult:
+    """The binomial-row path that fit() uses for order effects and covariates, forced."""
+    winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
+    names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
+    counts = None if counts is None else np.asarray(counts, float)
+    return bt._fit_general(winners, losers, n_items, reference, counts, None, None, names, 100, 1e-10)
+
+
+def assert_same_fit(dense: bt.BTResult, general: bt.BTResult, tolerance=1e-9):
+    for key in ("estimates", "se", "z", "p", "ci_low", "ci_high", "wins", "losses", "covariance"):
+        assert_allclose(getattr(dense, key), getattr(general, key), atol=tolerance, rtol=0, err_msg=key)
+    for key in ("log_likelihood", "deviance", "null_deviance"):
+        assert_allclose(getattr(dense, key), getattr(general, key), atol=0, rtol=tolerance, err_msg=key)
+    assert dense.problems == general.problems
+    assert dense.converged == general.converged and dense.n_comparisons == general.n_comparisons
+    assert dense.order_effect is None and general.order_effect is None
+    assert dense.covariate_effects is None and general.covariate_effects is None
+    first, second = dense.as_dict(), general.as_dict()
+    assert first.keys() == second.keys()
+    for key in ("reference", "n_comparisons", "converged", "order_effect", "covariate_effects", "problems"):
+        assert first[key] == second[key], key
+    for ours, theirs in zip(first["items"], second["items"], strict=True):
+        assert ours.keys() == theirs.keys()
+        for key, value in ours.items():
+            if isinstance(value, float):
+                assert_allclose(value, theirs[key], atol=tolerance, rtol=0, err_msg=key)
+            else:
+                assert value == theirs[key], key
+
+
+def test_plain_fits_take_the_dense_path(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the general path was used")
+
+    monkeypatch.setattr(bt, "_fit_general", refuse)
+    result = bt.fit(np.array([0, 1, 1, 2, 2, 0]), np.array([1, 0, 2, 1, 0, 2]), 3, reference=0)
+    assert result.converged
+
+
+def test_dense_path_agrees_with_the_general_path_on_random_data():
+    rng = np.random.default_rng(99)
+    n_items = 30
+    abilities = rng.normal(0, 1, n_items)
+    first = rng.integers(0, n_items, 20_000)
+    second = (first + rng.integers(1, n_items, len(first))) % n_items
+    winners, losers = bt.simulate(abilities, first, second, rng)
+    for reference in (0, 17):
+        dense = bt.fit(winners, losers, n_items, reference=reference)
+        assert dense.converged and dense.problems == []
+        assert_same_fit(dense, general_fit(winners, losers, n_items, reference))
+    counts = rng.integers(1, 5, len(winners))
+    dense = bt.fit(winners, losers, n_items, reference=3, counts=counts)
+    assert_same_fit(dense, general_fit(winners, losers, n_items, 3, counts=counts))
+
+
+def test_dense_path_agrees_with_the_general_path_on_the_citations_fixture():
+    data = read_comparisons(FIXTURES / "citations.csv", first_column="home")
+    for reference in ("Biometrika", "JASA"):
+        args = (data.winners, data.losers, len(data.item_names), data.index_of(reference))
+        dense = bt.fit(*args[:3], reference=args[3], counts=data.counts, item_names=data.item_names)
+        assert_same_fit(dense, general_fit(*args, counts=data.counts, item_names=data.item_names))
+
+
+@pytest.mark.parametrize(
+    "winners, losers, n_items",
+    [
+        ([0, 1, 0, 1, 0, 1], [1, 0, 2, 2, 2, 2], 3),  # C never wins
+        ([0, 1, 2, 2], [1, 0, 0, 1], 3),  # C never loses
+        ([0, 1, 2, 3], [1, 0, 3, 2], 4),  # two components
+        ([0, 1], [1, 0], 3),  # C has no comparisons
+        ([1, 2, 2, 1], [2, 1, 1, 2], 3),  # the reference has no comparisons
+        ([0, 1, 2, 0, 3, 4, 3], [1, 2, 0, 3, 4, 3, 4], 5),  # a cycle that never loses to the rest
+    ],
+)
+def test_dense_path_reports_the_same_problems_as_the_general_path(winners, losers, n_items):
+    winners, losers = np.array(winners), np.array(losers)
+    assert_same_fit(bt.fit(winners, losers, n_items, reference=0), general_fit(winners, losers, n_items, 0))
+
+
+def test_bad_indices_are_refused_on_both_paths():
+    for first in (None, np.array([0, 1])):
+        for winners in ([0, 3], [0, -1]):
+            with pytest.raises(ValueError, match="item indices"):
+                bt.fit(np.array(winners), np.array([1, 0]), 3, reference=0, first=first)
+        with pytest.raises(ValueError, match="compared with itself"):
+            bt.fit(np.array([0, 1]), np.array([0, 0]), 3, reference=0, first=first)
+
+
+def test_dense_path_overflow_safe_form_gives_the_same_fit(monkeypatch):
+    data = read_comparisons(FIXTURES / "citations.csv", first_column="home")
+    args = (data.winners, data.losers, len(data.item_names))
+    usual = bt.fit(*args, reference=0, counts=data.counts)
+    monkeypatch.setattr(bt, "WIDE", -1.0)  # every evaluation takes the logistic form
+    assert_same_fit(bt.fit(*args, reference=0, counts=data.counts), usual, tolerance=1e-12)
