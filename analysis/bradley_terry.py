@@ -586,7 +586,7 @@ def _fit_dense(winners, losers, n_items, reference, counts, names, max_iter, tol
     return result
 
 
-def _win_matrix(winners, losers, n_items, counts, chunk=1 << 17) -> np.ndarray:
+def _win_matrix(winners, losers, n_items, counts, chunk=1 << 18) -> np.ndarray:
     """wins[i, j] = how often i beat j: bincount of winner * n + loser, checking the indices.
 
     Done in chunks so that each piece of the inputs is read from memory once: its keys, its
@@ -614,7 +614,9 @@ def _dense_fit_statistics(theta: np.ndarray, wins_matrix: np.ndarray) -> tuple[f
     share = np.divide(wins_matrix, pair_totals, out=np.ones_like(wins_matrix), where=won)
     saturated = float(np.vdot(wins_matrix, np.log(share)))
     null = -math.log(2.0) * float(wins_matrix.sum())
-    return log_likelihood, max(0.0, 2.0 * (saturated - log_likelihood)), max(0.0, 2.0 * (saturated - null))
+    # As differences of sums they can come out a rounding error below 0; nan stays nan.
+    deviance, null_deviance = np.maximum(0.0, 2.0 * (saturated - np.array([log_likelihood, null])))
+    return log_likelihood, float(deviance), float(null_deviance)
 
 
 def _dense_terms(theta, item_wins, pair_totals, fixed):
