@@ -115,8 +115,12 @@ class StudyAdmin(admin.ModelAdmin):
         if study.pk is None:
             return "—"
         return format_html(
-            '<a href="{}">All answers, side by side per vignette</a>',
+            '<a href="{}">All answers, side by side per vignette</a> · <a href="{}">Collect LLM answers</a>'
+            ' · <a href="{}">Dashboard</a>',
             reverse("admin:surveys_study_answers", args=[study.pk]),
+            # By URL name: surveys does not import llm_collect or analysis.
+            reverse("admin:llm_collect_collectionrun_start") + f"?study={study.pk}",
+            reverse("analysis:study", args=[study.slug]),
         )
 
     @admin.action(description="Go live (checks that every system × vignette has a selected answer)")

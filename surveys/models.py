@@ -94,8 +94,11 @@ class Study(models.Model):
     )
 
     # LLM instrument
-    system_prompt = models.TextField(blank=True)
-    user_prompt = models.TextField(blank=True, help_text="{character_name} and {vignette} are filled in.")
+    system_prompt = models.TextField(blank=True, help_text="Empty: the method's instrument (llm_collect/prompts.py).")
+    user_prompt = models.TextField(
+        blank=True,
+        help_text="{character_name} and {vignette} are filled in. Empty: the method's instrument and its five questions.",
+    )
 
     created_at = models.DateTimeField(default=timezone.now)
     went_live_at = models.DateTimeField(null=True, blank=True)
