@@ -1,14 +1,17 @@
 """The judging survey through its URLs with the Django test client, as a participant from Prolific."""
 
+import threading
 from datetime import timedelta
 
 import pytest
 import time_machine
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
 from surveys.allocation import release_expired, release_participant
+from surveys.judging import record_demographics, record_page
 from surveys.lifecycle import go_live
 from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant
 from tests.conftest import make_study
@@ -401,3 +404,59 @@ def test_only_staff_can_start_a_preview():
     response = client.get(f"/s/{study.slug}/?restart=1")
     assert response.url == f"/s/{study.slug}/pair/1/"  # resumes their own place instead
     assert not Participant.objects.filter(is_preview=True).exists()
+
+
+def _at_once(*calls):
+    """Run the calls in threads released together; returns their exceptions (None when fine)."""
+    barrier = threading.Barrier(len(calls))
+    outcomes = [None] * len(calls)
+
+    def run(index, call):
+        try:
+            barrier.wait()
+            call()
+        except Exception as exc:  # pragma: no cover - reported by the test
+            outcomes[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_same_page_submitted_from_two_tabs_at_once_is_recorded_once():
+    study = live_study()
+    client = csrf_client()
+    through_demographics(client, study)
+    participant = Participant.objects.get()
+    page = participant.assignments.get(position=1)
+    outcomes = _at_once(
+        *[lambda: record_page(participant=participant, assignment=page, picks=picks(study)) for _ in range(4)]
+    )
+    assert outcomes == [None] * 4
+    assert Judgment.objects.count() == 5
+    cell = Cell.objects.get(pk=page.cell_id)
+    assert (cell.completed, cell.reserved) == (1, 0)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_demographics_sent_twice_at_once_allocate_one_set_of_pages():
+    study = live_study()
+    client = csrf_client()
+    response = client.get(link(study))
+    post(client, response.url, {"consent": "yes", "anonymised": "yes"})
+    participant = Participant.objects.get()
+    outcomes = _at_once(
+        *[lambda: record_demographics(participant=participant, demographics=DEMOGRAPHICS) for _ in range(4)]
+    )
+    assert outcomes == [None] * 4
+    assert Assignment.objects.count() == 2
+    assert sum(c.reserved for c in Cell.objects.filter(study=study)) == 2
+    assert Participant.objects.get().status == Participant.Status.JUDGING
