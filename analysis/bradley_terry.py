@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse, special, stats
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 from scipy.sparse import csgraph
 
 Z95 = stats.norm.ppf(0.975)
@@ -778,12 +778,18 @@ def _diverged(theta, variance, names, problems) -> np.ndarray:
 
 
 def _invert(information: np.ndarray) -> np.ndarray:
-    """Inverse by LU (LAPACK getrf + getri); all nan when the matrix is singular.
+    """Inverse of an information matrix; all nan when it is singular.
 
-    getri with its default small workspace stays single-threaded at these sizes, which
-    np.linalg.inv does not always manage cheaper (it solves against the identity)."""
+    Cholesky (L^-T L^-1 by potrf, trtri, trmm), or LU (getrf + getri) when it is not positive
+    definite. Both are cheaper than np.linalg.inv, which solves against the identity, and
+    neither wakes BLAS threads at these sizes (potri and gemm do: slow on a busy machine)."""
     if information.size == 0:
         return np.zeros_like(information)
+    factor, info = lapack.dpotrf(information, lower=True, clean=True)
+    if info == 0:
+        factor, info = lapack.dtrtri(factor, lower=True)
+        if info == 0:
+            return blas.dtrmm(1.0, factor, factor, side=0, lower=1, trans_a=1)
     lu, pivots, info = lapack.dgetrf(information)
     if info == 0:
         inverse, info = lapack.dgetri(lu, pivots)
