@@ -103,7 +103,7 @@ class Generation(models.Model):
     objects = GenerationQuerySet.as_manager()
 
     class Meta:
-        ordering = ["system", "vignette", "sample"]
+        ordering = ["system_id", "vignette_id", "sample"]
         constraints = [
             models.UniqueConstraint(fields=["system", "vignette", "sample"], name="generation_once_per_sample"),
             models.CheckConstraint(condition=Q(sample__gte=1), name="generation_sample_positive"),

@@ -122,6 +122,8 @@ class Study(models.Model):
         return self.status == self.Status.LIVE
 
 
+# Orderings name foreign keys by their _id column: ordering by the relation itself would join up the
+# chain to Study (and its own ordering) on every query that does not order for itself.
 class Question(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=64)
@@ -129,7 +131,7 @@ class Question(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["study", "position", "id"]
+        ordering = ["study_id", "position", "id"]
         constraints = [models.UniqueConstraint(fields=["study", "key"], name="question_key_unique_in_study")]
 
     def __str__(self) -> str:
@@ -145,7 +147,7 @@ class Vignette(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["study", "position", "id"]
+        ordering = ["study_id", "position", "id"]
         constraints = [models.UniqueConstraint(fields=["study", "key"], name="vignette_key_unique_in_study")]
 
     def __str__(self) -> str:
@@ -178,7 +180,7 @@ class System(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["study", "position", "id"]
+        ordering = ["study_id", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["study", "key"], name="system_key_unique_in_study"),
             models.CheckConstraint(
@@ -225,7 +227,7 @@ class Answer(models.Model):
     objects = AnswerQuerySet.as_manager()
 
     class Meta:
-        ordering = ["vignette", "system", "sample"]
+        ordering = ["vignette_id", "system_id", "sample"]
         constraints = [
             models.UniqueConstraint(fields=["system", "vignette", "sample"], name="answer_sample_unique"),
             models.UniqueConstraint(
@@ -257,7 +259,7 @@ class Feature(models.Model):
     reason = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["answer", "position"]
+        ordering = ["answer_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["answer", "position"], name="feature_position_unique"),
             models.CheckConstraint(
@@ -290,7 +292,7 @@ class Cell(models.Model):
     a_first_count = models.PositiveIntegerField(default=0)
 
     class Meta:
-        ordering = ["study", "vignette", "id"]
+        ordering = ["study_id", "vignette_id", "id"]
         constraints = [
             models.UniqueConstraint(fields=["vignette", "answer_a", "answer_b"], name="cell_pair_unique_per_vignette"),
             models.CheckConstraint(
@@ -357,7 +359,7 @@ class Participant(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["study", "-started_at"]
+        ordering = ["study_id", "-started_at"]
         constraints = [
             models.UniqueConstraint(fields=["study", "prolific_pid"], name="participant_once_per_study"),
             models.UniqueConstraint(
@@ -411,7 +413,7 @@ class Assignment(models.Model):
     objects = AssignmentQuerySet.as_manager()
 
     class Meta:
-        ordering = ["participant", "position"]
+        ordering = ["participant_id", "position"]
         constraints = [
             models.UniqueConstraint(
                 fields=["participant", "vignette"], name="assignment_vignette_once_per_participant"
@@ -459,7 +461,7 @@ class Judgment(models.Model):
     objects = JudgmentQuerySet.as_manager()
 
     class Meta:
-        ordering = ["assignment", "question"]
+        ordering = ["assignment_id", "question_id"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "question"], name="judgment_once_per_question"),
             models.CheckConstraint(condition=~Q(winner=F("loser")), name="judgment_winner_is_not_loser"),
@@ -500,7 +502,7 @@ class Invitation(models.Model):
     used_at = models.DateTimeField(null=True, blank=True, help_text="When the link was first opened.")
 
     class Meta:
-        ordering = ["study", "-created_at"]
+        ordering = ["study_id", "-created_at"]
         constraints = [models.UniqueConstraint(fields=["token"], name="invitation_token_unique")]
 
     def __str__(self) -> str:
@@ -531,7 +533,7 @@ class Respondent(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["study", "-started_at"]
+        ordering = ["study_id", "-started_at"]
         constraints = [
             models.UniqueConstraint(
                 fields=["study", "prolific_pid"], condition=~Q(prolific_pid=""), name="respondent_once_per_study"
@@ -564,7 +566,7 @@ class RespondentTask(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["respondent", "position"]
+        ordering = ["respondent_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["respondent", "vignette"], name="respondent_task_vignette_once"),
             models.UniqueConstraint(fields=["respondent", "position"], name="respondent_task_position_unique"),
