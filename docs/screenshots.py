@@ -22,6 +22,8 @@ def main() -> None:
         page.click("input[type=submit]")
         page.wait_for_load_state("networkidle")
         page.screenshot(path=OUT / "dashboard.png", full_page=False)
+        page.locator("img[src*='plots/']").first.scroll_into_view_if_needed()
+        page.screenshot(path=OUT / "forest-plot.png", full_page=False)
 
         judge = browser.new_page(viewport={"width": 1280, "height": 900})
         ids = "&".join(f"{name}={secrets.token_hex(12)}" for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"))
