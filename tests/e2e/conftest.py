@@ -1,27 +1,27 @@
 """Real-browser fixtures: Debian's Chromium driven by Python Playwright (never `playwright install`)."""
 
-import re
+import os
+from pathlib import Path
 
 import pytest
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+from .browser import CHROMIUM_ARGS
+
+CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="session")
 def chromium_browser():
     """One headless Chromium for the whole session; each test opens its own context."""
+    if not Path(CHROMIUM).exists():
+        # A newcomer's laptop may lack Debian's chromium; CI installs it and must never skip.
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package")
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
 
@@ -32,15 +32,3 @@ def browser_context(chromium_browser):
     context.set_default_timeout(10_000)
     yield context
     context.close()
-
-
-def stub_prolific(context_or_page) -> list[str]:
-    """Answer every request to app.prolific.com locally; returns the URLs asked for, in order."""
-    seen: list[str] = []
-
-    def fulfil(route):
-        seen.append(route.request.url)
-        route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stub)</h1>")
-
-    context_or_page.route(re.compile(r"^https://app\.prolific\.com/.*"), fulfil)
-    return seen

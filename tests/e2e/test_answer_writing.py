@@ -6,40 +6,11 @@ Nothing leaves the machine: the final navigation to app.prolific.com is answered
 import re
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from surveys.models import Answer, Respondent
+from tests.e2e.browser import stub_prolific
 from tests.surveys.test_respondents import PID, SESSION_ID, STUDY_ID, answering_study
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def prolific_stub(page) -> list[str]:
-    """Answer every request to Prolific locally; return the list of URLs asked for."""
-    seen: list[str] = []
-
-    def fulfil(route):
-        seen.append(route.request.url)
-        route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stub)</h1>")
-
-    page.route(re.compile(r"^https://app\.prolific\.com/.*"), fulfil)
-    return seen
 
 
 def write_page(page, *, weights: list[int], check_live_total: bool):
@@ -71,12 +42,12 @@ def write_page(page, *, weights: list[int], check_live_total: bool):
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
 def test_a_prolific_respondent_writes_m_answers_with_the_live_weight_check_and_returns_with_the_code(
-    live_server, chromium
+    live_server, chromium_browser
 ):
     study = answering_study(m=2, completion_code="C0DE42")
-    context = chromium.new_context()
+    context = chromium_browser.new_context()
     page = context.new_page()
-    seen = prolific_stub(page)
+    seen = stub_prolific(page)
     page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}")
 
     page.get_by_label("I agree to take part").check()
@@ -98,11 +69,11 @@ def test_a_prolific_respondent_writes_m_answers_with_the_live_weight_check_and_r
 
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
-def test_without_javascript_the_server_rejects_weights_off_100_and_keeps_what_was_typed(live_server, chromium):
+def test_without_javascript_the_server_rejects_weights_off_100_and_keeps_what_was_typed(live_server, chromium_browser):
     study = answering_study(m=1)
-    context = chromium.new_context(java_script_enabled=False)
+    context = chromium_browser.new_context(java_script_enabled=False)
     page = context.new_page()
-    prolific_stub(page)
+    stub_prolific(page)
     page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}")
     page.get_by_label("I agree to take part").check()
     page.get_by_role("button", name="Continue").click()
@@ -129,12 +100,12 @@ def test_without_javascript_the_server_rejects_weights_off_100_and_keeps_what_wa
 
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
-def test_on_a_phone_the_pages_fit_the_screen_and_work_from_the_keyboard(live_server, chromium):
+def test_on_a_phone_the_pages_fit_the_screen_and_work_from_the_keyboard(live_server, chromium_browser):
     study = answering_study(m=1)
     study.vignettes.update(text="<b>Sam</b> found a wallet." + " A long sentence that wraps." * 20)
-    context = chromium.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
+    context = chromium_browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
     page = context.new_page()
-    prolific_stub(page)
+    stub_prolific(page)
     page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}")
 
     page.get_by_label("I agree to take part").focus()

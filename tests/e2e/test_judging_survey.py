@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from surveys.lifecycle import go_live
 from surveys.models import Answer, Judgment, Participant
 from tests.conftest import make_study
-from tests.e2e.conftest import stub_prolific
+from tests.e2e.browser import stub_prolific
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -1,0 +1,25 @@
+"""Helpers for the real-browser tests: Chromium's flags and a local stand-in for Prolific."""
+
+import re
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def stub_prolific(context_or_page) -> list[str]:
+    """Answer every request to app.prolific.com locally; returns the URLs asked for, in order."""
+    seen: list[str] = []
+
+    def fulfil(route):
+        seen.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stub)</h1>")
+
+    context_or_page.route(re.compile(r"^https://app\.prolific\.com/.*"), fulfil)
+    return seen
