@@ -193,7 +193,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Studies, progress, results and exports of MoralJudge pairwise-judging studies.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],  # staff, like every researcher surface
 }
 # Two models have a `status` field with different choices: name their enums in the schema.
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
