@@ -14,6 +14,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 from analysis import bradley_terry as bt
+from analysis.bradley_terry import dense as bt_dense
+from analysis.bradley_terry import fitting as bt_fitting
 from analysis.comparison_files import read_comparisons
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "bt"
@@ -310,7 +312,7 @@ def general_fit(winners, losers, n_items, reference, *, counts=None, item_names=
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
     counts = None if counts is None else np.asarray(counts, float)
-    return bt._fit_general(winners, losers, n_items, reference, counts, None, None, names, 100, 1e-10)
+    return bt_fitting._fit_general(winners, losers, n_items, reference, counts, None, None, names, 100, 1e-10)
 
 
 def assert_same_fit(dense: bt.BTResult, general: bt.BTResult, tolerance=1e-9):
@@ -339,7 +341,7 @@ def test_plain_fits_take_the_dense_path(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the general path was used")
 
-    monkeypatch.setattr(bt, "_fit_general", refuse)
+    monkeypatch.setattr(bt_fitting, "_fit_general", refuse)
     result = bt.fit(np.array([0, 1, 1, 2, 2, 0]), np.array([1, 0, 2, 1, 0, 2]), 3, reference=0)
     assert result.converged
 
@@ -397,5 +399,5 @@ def test_dense_path_overflow_safe_form_gives_the_same_fit(monkeypatch):
     data = read_comparisons(FIXTURES / "citations.csv", first_column="home")
     args = (data.winners, data.losers, len(data.item_names))
     usual = bt.fit(*args, reference=0, counts=data.counts)
-    monkeypatch.setattr(bt, "WIDE", -1.0)  # every evaluation takes the logistic form
+    monkeypatch.setattr(bt_dense, "WIDE", -1.0)  # every evaluation takes the logistic form
     assert_same_fit(bt.fit(*args, reference=0, counts=data.counts), usual, tolerance=1e-12)

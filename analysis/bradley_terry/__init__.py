@@ -1,0 +1,70 @@
+"""Bradley-Terry paired-comparison models fitted by maximum likelihood.
+
+Pure numpy/scipy: arrays in, dataclasses out, no Django. The model is
+
+    logit P(i beats j) = lambda_i - lambda_j + delta * z + beta . x
+
+with lambda_reference = 0, z = +1 when the winner-side item was shown first and -1 when the
+loser was (BradleyTerry2's home-advantage coding), and x the per-comparison covariate
+differences (winner minus loser). It is a binomial GLM without intercept, as in R's BTm.
+
+Comparisons are first collapsed into binomial rows (unordered pair, z, x) holding the wins of
+the lower-numbered item and the total, so a million comparisons among 100 items cost a few
+thousand rows. Newton-Raphson runs on a batch of count vectors at once, which is what makes
+the clustered bootstrap and the power simulations cheap.
+
+Plain fits (no order effect, no covariates) take a dense shortcut: one bincount into the
+n x n win matrix, then Newton on the abilities in matrix form (`_newton_dense`), O(n^2) per
+iteration whatever the number of comparisons. Its outputs mean exactly what the general
+path's do; tests hold the two paths to 1e-9 of each other.
+
+Modules: results (what a fit returns), grouping (binomial rows), general (batched Newton on
+rows), dense (the shortcut), problems (input checks, separation and connectivity), fitting
+(fit itself), resampling (clustered bootstrap), diagnostics (Holm, reliability, simulation).
+"""
+
+from .dense import WIDE
+from .diagnostics import (
+    centred_abilities,
+    first_position_rate,
+    holm,
+    separation_reliability,
+    simulate,
+    split_half_reliability,
+)
+from .fitting import DIVERGED, fit
+from .general import SAFE_GAIN, BatchFit, fit_batch
+from .grouping import Grouped, count_table, group_comparisons, group_table, order_signs
+from .problems import find_problems
+from .resampling import ClusterTables, bootstrap, cluster_tables, item_wins_and_losses
+from .results import Z95, BootstrapResult, BTResult, Effect, wald_arrays
+
+__all__ = [
+    "DIVERGED",
+    "SAFE_GAIN",
+    "WIDE",
+    "Z95",
+    "BatchFit",
+    "BootstrapResult",
+    "BTResult",
+    "ClusterTables",
+    "Effect",
+    "Grouped",
+    "bootstrap",
+    "centred_abilities",
+    "cluster_tables",
+    "count_table",
+    "find_problems",
+    "first_position_rate",
+    "fit",
+    "fit_batch",
+    "group_comparisons",
+    "group_table",
+    "holm",
+    "item_wins_and_losses",
+    "order_signs",
+    "separation_reliability",
+    "simulate",
+    "split_half_reliability",
+    "wald_arrays",
+]
