@@ -20,6 +20,10 @@ def _choices(values: list[str]) -> list[tuple[str, str]]:
     return [("", "— choose —")] + [(value, value) for value in values]
 
 
+def _please_choose(what: str) -> dict[str, str]:
+    return {"required": f"Please choose {what}.", "invalid_choice": f"Please choose {what} from the list."}
+
+
 class ConsentForm(forms.Form):
     consent = _yes_no(
         "Do you agree to take part in this study?",
@@ -43,17 +47,26 @@ class ConsentForm(forms.Form):
 
 
 class DemographicsForm(forms.Form):
-    gender = forms.ChoiceField(label="Gender", choices=_choices(constants.GENDERS))
+    gender = forms.ChoiceField(
+        label="Gender", choices=_choices(constants.GENDERS), error_messages=_please_choose("your gender")
+    )
     gender_specify = forms.CharField(label="If you prefer to specify your gender", max_length=100, required=False)
-    age = forms.ChoiceField(label="Age", choices=_choices(constants.AGE_GROUPS))
-    religion = forms.ChoiceField(label="Religion", choices=_choices(constants.RELIGIONS))
+    age = forms.ChoiceField(
+        label="Age", choices=_choices(constants.AGE_GROUPS), error_messages=_please_choose("your age group")
+    )
+    religion = forms.ChoiceField(
+        label="Religion", choices=_choices(constants.RELIGIONS), error_messages=_please_choose("your religion")
+    )
     religion_specify = forms.CharField(label="If other, please specify your religion", max_length=100, required=False)
     education = forms.ChoiceField(
-        label="Highest level of education completed", choices=_choices(constants.EDUCATION_LEVELS)
+        label="Highest level of education completed",
+        choices=_choices(constants.EDUCATION_LEVELS),
+        error_messages=_please_choose("your highest level of education"),
     )
     country = forms.ChoiceField(
         label="Country of residence",
         choices=_choices(constants.COUNTRIES + [constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
+        error_messages=_please_choose("your country of residence"),
     )
 
     def clean(self):

@@ -52,3 +52,51 @@ def test_an_unknown_study_address_gets_a_plain_page_that_says_where_to_go(client
     page = text(response)
     assert "<title>Page not found" in page
     assert "open it again from its link" in page
+
+
+def described_by_targets_exist(page: str) -> list[str]:
+    """Every aria-describedby id on the page that names no element (empty when all exist)."""
+    ids = set(re.findall(r'\sid="([^"]+)"', page))
+    wanted = {name for value in re.findall(r'aria-describedby="([^"]+)"', page) for name in value.split()}
+    return sorted(wanted - ids)
+
+
+@pytest.mark.django_db
+def test_a_demographics_page_sent_empty_lists_its_errors_at_the_top_linked_to_each_question():
+    study = live_study()
+    browser = Client()
+    browser.get(link(study), follow=True)
+    browser.post(f"/s/{study.slug}/consent/", {"consent": "yes", "anonymised": "yes"})
+
+    blank = dict.fromkeys(
+        ["gender", "gender_specify", "age", "religion", "religion_specify", "education", "country"], ""
+    )
+    response = browser.post(f"/s/{study.slug}/about-you/", blank)  # as a browser sends it: every select unchosen
+
+    page = text(response)
+    assert 'role="alert" id="error-summary"' in page
+    for name in ("gender", "age", "religion", "education", "country"):
+        assert f'<a href="#id_{name}">' in page
+    assert "Please choose your age group." in page
+    assert "This field is required" not in page
+    assert described_by_targets_exist(page) == []
+
+
+@pytest.mark.django_db
+def test_an_unanswered_consent_or_judging_page_links_its_errors_to_the_first_choice():
+    study = live_study()
+    browser = Client()
+    browser.get(link(study), follow=True)
+
+    consent = text(browser.post(f"/s/{study.slug}/consent/", {"consent": "yes"}))
+    assert '<a href="#id_anonymised_0">' in consent
+    assert described_by_targets_exist(consent) == []
+
+    browser.post(f"/s/{study.slug}/consent/", {"consent": "yes", "anonymised": "yes"})
+    demographics = {"gender": "Female", "age": "25-34", "religion": "No religion", "education": "PhD"}
+    pair = browser.post(f"/s/{study.slug}/about-you/", {**demographics, "country": "United Kingdom"}, follow=True)
+    page = text(browser.post(pair.redirect_chain[-1][0], {"features": "first"}))
+    assert 'role="alert" id="error-summary"' in page
+    assert '<a href="#id_weighting_0">' in page
+    assert '<a href="#id_features_0">' not in page
+    assert described_by_targets_exist(page) == []
