@@ -1,35 +1,19 @@
-"""Prolific: submission statuses in (webhook and reconciliation) and review decisions out.
-
-- `apply_submission_status` records what Prolific says about a submission; RETURNED and TIMED-OUT
-  give the participant's cells back at once (allocation.release_participant).
-- `reconcile_study` walks a study's submissions list and applies the same, for missed webhooks.
-- `review_submissions` approves valid submissions in one bulk call and handles invalid ones by the
-  study's policy, within Prolific's rules (see `decide_review`).
-- `verify_webhook` checks Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + body)),
-  sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds).
-"""
+"""Review decisions out: approve valid submissions in bulk, handle invalid ones by the study's
+policy within Prolific's rules (`decide_review`, `rejection_allowed`)."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import logging
-import time
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, models, transaction
+from django.db import models
 
-from . import prolific_client as client
-from .allocation import release_participant
-from .models import Participant, ProlificEvent, Study
-from .prolific_client import ProlificError
+from .. import prolific_client as client
+from ..models import Participant, Study
+from ..prolific_client import ProlificError
+from .statuses import SubmissionStatus, reconcile_study
 
-log = logging.getLogger(__name__)
-
-WEBHOOK_TOLERANCE_SECONDS = 5 * 60
-SUBMISSION_STATUS_CHANGE = "submission.status.change"
+log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
 
 # Prolific allows rejecting for a single failed attention check only in studies under five minutes;
 # longer studies need two or more failed checks, and MoralJudge has one check per participant.
@@ -47,20 +31,6 @@ POLICY_HELP = (
 )
 
 
-class SubmissionStatus(models.TextChoices):
-    """A submission's status on Prolific, as the API and webhooks spell it."""
-
-    RESERVED = "RESERVED", "Reserved"
-    ACTIVE = "ACTIVE", "Active"
-    AWAITING_REVIEW = "AWAITING REVIEW", "Awaiting review"
-    APPROVED = "APPROVED", "Approved"
-    PARTIALLY_APPROVED = "PARTIALLY APPROVED", "Partially approved"
-    REJECTED = "REJECTED", "Rejected"
-    RETURNED = "RETURNED", "Returned"
-    TIMED_OUT = "TIMED-OUT", "Timed out"
-    SCREENED_OUT = "SCREENED OUT", "Screened out"
-
-
 class ReviewStatus(models.TextChoices):
     """What we told Prolific about a submission (Participant.review_status)."""
 
@@ -70,12 +40,6 @@ class ReviewStatus(models.TextChoices):
     RETURN_REQUESTED = "return-requested", "Asked to return"
 
 
-# Prolific statuses that end a participant's part at once: their cells reopen for someone else.
-RELEASING = {
-    SubmissionStatus.RETURNED: (Participant.Status.RETURNED, Participant.Exclusion.RETURNED),
-    SubmissionStatus.TIMED_OUT: (Participant.Status.TIMED_OUT, Participant.Exclusion.RETURNED),
-}
-
 # Our outcomes that finished with a completion code, so Prolific holds them for review.
 REVIEWABLE = [
     Participant.Status.COMPLETED,
@@ -84,205 +48,6 @@ REVIEWABLE = [
     Participant.Status.NO_CONSENT,
 ]
 
-
-# --- statuses in --------------------------------------------------------------------------------
-
-
-@dataclass
-class Applied:
-    outcome: str  # "duplicate", "unknown-submission", "unchanged", "recorded" or "released"
-    participant: Participant | None = None
-    released: int = 0
-
-
-def apply_submission_status(
-    *,
-    study: Study | None,
-    session_id: str,
-    participant_id: str = "",
-    status: str,
-    event_id: str | None = None,
-    payload: dict | None = None,
-) -> Applied:
-    """Record a submission's Prolific status; RETURNED and TIMED-OUT reopen the participant's cells.
-
-    `session_id` is Prolific's submission id. With `event_id`, a repeated event changes nothing.
-    Without `study` (a webhook says only the submission), the participant is found by submission id.
-    """
-    status = status.strip().upper()
-    with transaction.atomic():
-        if event_id:
-            try:
-                with transaction.atomic():
-                    ProlificEvent.objects.create(
-                        event_id=event_id,
-                        event_type=SUBMISSION_STATUS_CHANGE,
-                        resource_id=session_id,
-                        status=status,
-                        payload=payload or {},
-                    )
-            except IntegrityError:
-                return Applied("duplicate")
-        participant = _find_participant(study=study, session_id=session_id, participant_id=participant_id)
-        if participant is None:
-            return Applied("unknown-submission")
-        changed = (
-            Participant.objects.filter(pk=participant.pk).exclude(prolific_status=status).update(prolific_status=status)
-        )
-        if not participant.session_id:
-            Participant.objects.filter(pk=participant.pk, session_id="").update(session_id=session_id)
-        if status in RELEASING:
-            new_status, exclusion = RELEASING[status]
-            released = release_participant(participant=participant, status=new_status, exclusion=exclusion)
-            return Applied("released", participant, released)
-    return Applied("recorded" if changed else "unchanged", participant)
-
-
-def _find_participant(*, study: Study | None, session_id: str, participant_id: str) -> Participant | None:
-    participants = Participant.objects.filter(is_preview=False)
-    if study is not None:
-        participants = participants.filter(study=study)
-    found = participants.filter(session_id=session_id).first() if session_id else None
-    if found is None and study is not None and participant_id:
-        # Only someone who arrived without a SESSION_ID: another submission id is another submission.
-        found = participants.filter(prolific_pid=participant_id, session_id="").first()
-    return found
-
-
-@dataclass
-class Reconciled:
-    study: str
-    seen: int = 0
-    changed: int = 0
-    released: int = 0
-    unknown: int = 0
-
-    def __str__(self) -> str:
-        return (
-            f"Study '{self.study}': {self.seen} submissions on Prolific, {self.changed} changed status, "
-            f"{self.released} cells reopened, {self.unknown} never reached MoralJudge."
-        )
-
-
-def reconcile_study(*, study: Study) -> Reconciled:
-    """Apply the status of every submission Prolific lists for the study (catches missed webhooks)."""
-    result = Reconciled(study=study.slug)
-    submissions = client.list_submissions(study.prolific_study_id)
-    known = dict(
-        Participant.objects.filter(study=study, is_preview=False)
-        .exclude(session_id="")
-        .values_list("session_id", "prolific_status")
-    )
-    plain: dict[str, list[str]] = {}  # status -> known submission ids: one UPDATE per status
-    for submission in submissions:
-        result.seen += 1
-        status = submission.status.strip().upper()
-        if submission.id in known and known[submission.id] == status:
-            continue  # already applied (a release happened in the same transaction)
-        if submission.id in known and status not in RELEASING:
-            plain.setdefault(status, []).append(submission.id)
-            continue
-        applied = apply_submission_status(
-            study=study, session_id=submission.id, participant_id=submission.participant_id, status=status
-        )
-        if applied.outcome == "unknown-submission":
-            result.unknown += 1
-        elif applied.outcome in ("recorded", "released"):
-            result.changed += 1
-            result.released += applied.released
-    for status, session_ids in plain.items():
-        result.changed += (
-            Participant.objects.filter(study=study, is_preview=False, session_id__in=session_ids)
-            .exclude(prolific_status=status)
-            .update(prolific_status=status)
-        )
-    log.info("prolific reconcile %s", result)
-    return result
-
-
-def reconcile_live_studies() -> list[Reconciled]:
-    """Reconcile every live study that has a Prolific study id; one study's failure doesn't stop the rest."""
-    results, retry = [], None
-    for study in Study.objects.filter(status=Study.Status.LIVE).exclude(prolific_study_id=""):
-        try:
-            results.append(reconcile_study(study=study))
-        except client.Retryable as exc:
-            log.warning("prolific reconcile of %s will be retried: %s", study.slug, exc)
-            retry = retry or exc
-        except client.Permanent as exc:
-            log.error("prolific reconcile of %s failed: %s", study.slug, exc)
-    if retry is not None:
-        raise retry
-    return results
-
-
-# --- webhooks -----------------------------------------------------------------------------------
-
-
-class WebhookNotConfigured(Exception):
-    """PROLIFIC_WEBHOOK_SECRET is not set."""
-
-
-class InvalidWebhook(Exception):
-    """The request does not carry a valid, fresh Prolific signature."""
-
-
-def sign_webhook(*, body: bytes, timestamp: str, secret: str) -> str:
-    """Prolific's signature: base64 of HMAC-SHA256 over the timestamp followed by the body."""
-    digest = hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest()
-    return base64.b64encode(digest).decode()
-
-
-def verify_webhook(*, body: bytes, timestamp: str, signature: str, secret: str, now: float | None = None) -> None:
-    if not secret:
-        raise WebhookNotConfigured("PROLIFIC_WEBHOOK_SECRET is not set: webhooks cannot be verified.")
-    if not timestamp or not signature:
-        raise InvalidWebhook("Missing X-Prolific-Request-Timestamp or X-Prolific-Request-Signature header.")
-    try:
-        sent_at = float(timestamp)
-    except ValueError as exc:
-        raise InvalidWebhook("X-Prolific-Request-Timestamp is not a UNIX timestamp.") from exc
-    now = time.time() if now is None else now
-    if abs(now - sent_at) > WEBHOOK_TOLERANCE_SECONDS:
-        raise InvalidWebhook("The webhook timestamp is more than 5 minutes from our clock (stale or replayed).")
-    candidates = [body]
-    try:  # Prolific's own example signs json.dumps of the parsed body; accept that form too
-        candidates.append(json.dumps(json.loads(body)).encode())
-    except ValueError:
-        pass
-    for candidate in candidates:
-        if hmac.compare_digest(sign_webhook(body=candidate, timestamp=timestamp, secret=secret), signature):
-            return
-    raise InvalidWebhook("The webhook signature does not match.")
-
-
-def webhook_event_id(payload: dict) -> str:
-    """Prolific's event id when the payload has one; otherwise the event itself, as a digest.
-
-    A submission reaches each status once, so the same (type, submission, status) is a repeat.
-    """
-    for key in ("event_id", "id"):
-        if payload.get(key):
-            return str(payload[key])[:128]
-    key = "|".join(str(payload.get(k, "")) for k in ("event_type", "resource_id", "status"))
-    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
-
-
-def receive_webhook_event(*, payload: dict) -> Applied:
-    """A verified webhook: apply submission status changes once; other event types are ignored."""
-    if payload.get("event_type") != SUBMISSION_STATUS_CHANGE:
-        return Applied("ignored")
-    return apply_submission_status(
-        study=None,
-        session_id=payload["resource_id"],
-        participant_id=payload.get("participant_id", ""),
-        status=payload["status"],
-        event_id=webhook_event_id(payload),
-        payload=payload,
-    )
-
-
-# --- review -------------------------------------------------------------------------------------
 
 APPROVE, REJECT, REQUEST_RETURN = "approve", "reject", "request-return"
 

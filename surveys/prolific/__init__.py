@@ -1,0 +1,83 @@
+"""Prolific: submission statuses in (webhook and reconciliation) and review decisions out.
+
+- `apply_submission_status` records what Prolific says about a submission; RETURNED and TIMED-OUT
+  give the participant's cells back at once (allocation.release_participant).
+- `reconcile_study` walks a study's submissions list and applies the same, for missed webhooks.
+- `review_submissions` approves valid submissions in one bulk call and handles invalid ones by the
+  study's policy, within Prolific's rules (see `decide_review`).
+- `verify_webhook` checks Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + body)),
+  sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds).
+
+Modules: statuses (statuses in, reconciliation), webhooks (signature and events), review
+(decisions out and POLICY_HELP).
+"""
+
+from ..prolific_client import ProlificError
+from .review import (
+    APPROVE,
+    NEVER_REJECTED,
+    POLICY_HELP,
+    REASONS,
+    REJECT,
+    REQUEST_RETURN,
+    REVIEWABLE,
+    SINGLE_ATTENTION_FAILURE_REJECTABLE_UNDER_MINUTES,
+    Decision,
+    Reviewed,
+    ReviewStatus,
+    decide_review,
+    rejection_allowed,
+    review_submissions,
+)
+from .statuses import (
+    RELEASING,
+    SUBMISSION_STATUS_CHANGE,
+    Applied,
+    Reconciled,
+    SubmissionStatus,
+    apply_submission_status,
+    reconcile_live_studies,
+    reconcile_study,
+)
+from .webhooks import (
+    WEBHOOK_TOLERANCE_SECONDS,
+    InvalidWebhook,
+    WebhookNotConfigured,
+    receive_webhook_event,
+    sign_webhook,
+    verify_webhook,
+    webhook_event_id,
+)
+
+__all__ = [
+    "APPROVE",
+    "NEVER_REJECTED",
+    "POLICY_HELP",
+    "REASONS",
+    "REJECT",
+    "RELEASING",
+    "REQUEST_RETURN",
+    "REVIEWABLE",
+    "SINGLE_ATTENTION_FAILURE_REJECTABLE_UNDER_MINUTES",
+    "SUBMISSION_STATUS_CHANGE",
+    "WEBHOOK_TOLERANCE_SECONDS",
+    "Applied",
+    "Decision",
+    "InvalidWebhook",
+    "ProlificError",
+    "Reconciled",
+    "ReviewStatus",
+    "Reviewed",
+    "SubmissionStatus",
+    "WebhookNotConfigured",
+    "apply_submission_status",
+    "decide_review",
+    "receive_webhook_event",
+    "reconcile_live_studies",
+    "reconcile_study",
+    "rejection_allowed",
+    "review_submissions",
+    "sign_webhook",
+    "verify_webhook",
+    "webhook_event_id",
+]

@@ -1,0 +1,166 @@
+"""Submission statuses in: from a webhook (`apply_submission_status`) or by walking a study's
+submissions list (`reconcile_study`, for missed webhooks). RETURNED and TIMED-OUT reopen cells."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.db import IntegrityError, models, transaction
+
+from .. import prolific_client as client
+from ..allocation import release_participant
+from ..models import Participant, ProlificEvent, Study
+
+log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
+
+SUBMISSION_STATUS_CHANGE = "submission.status.change"
+
+
+class SubmissionStatus(models.TextChoices):
+    """A submission's status on Prolific, as the API and webhooks spell it."""
+
+    RESERVED = "RESERVED", "Reserved"
+    ACTIVE = "ACTIVE", "Active"
+    AWAITING_REVIEW = "AWAITING REVIEW", "Awaiting review"
+    APPROVED = "APPROVED", "Approved"
+    PARTIALLY_APPROVED = "PARTIALLY APPROVED", "Partially approved"
+    REJECTED = "REJECTED", "Rejected"
+    RETURNED = "RETURNED", "Returned"
+    TIMED_OUT = "TIMED-OUT", "Timed out"
+    SCREENED_OUT = "SCREENED OUT", "Screened out"
+
+
+# Prolific statuses that end a participant's part at once: their cells reopen for someone else.
+RELEASING = {
+    SubmissionStatus.RETURNED: (Participant.Status.RETURNED, Participant.Exclusion.RETURNED),
+    SubmissionStatus.TIMED_OUT: (Participant.Status.TIMED_OUT, Participant.Exclusion.RETURNED),
+}
+
+
+@dataclass
+class Applied:
+    outcome: str  # "duplicate", "unknown-submission", "unchanged", "recorded" or "released"
+    participant: Participant | None = None
+    released: int = 0
+
+
+def apply_submission_status(
+    *,
+    study: Study | None,
+    session_id: str,
+    participant_id: str = "",
+    status: str,
+    event_id: str | None = None,
+    payload: dict | None = None,
+) -> Applied:
+    """Record a submission's Prolific status; RETURNED and TIMED-OUT reopen the participant's cells.
+
+    `session_id` is Prolific's submission id. With `event_id`, a repeated event changes nothing.
+    Without `study` (a webhook says only the submission), the participant is found by submission id.
+    """
+    status = status.strip().upper()
+    with transaction.atomic():
+        if event_id:
+            try:
+                with transaction.atomic():
+                    ProlificEvent.objects.create(
+                        event_id=event_id,
+                        event_type=SUBMISSION_STATUS_CHANGE,
+                        resource_id=session_id,
+                        status=status,
+                        payload=payload or {},
+                    )
+            except IntegrityError:
+                return Applied("duplicate")
+        participant = _find_participant(study=study, session_id=session_id, participant_id=participant_id)
+        if participant is None:
+            return Applied("unknown-submission")
+        changed = (
+            Participant.objects.filter(pk=participant.pk).exclude(prolific_status=status).update(prolific_status=status)
+        )
+        if not participant.session_id:
+            Participant.objects.filter(pk=participant.pk, session_id="").update(session_id=session_id)
+        if status in RELEASING:
+            new_status, exclusion = RELEASING[status]
+            released = release_participant(participant=participant, status=new_status, exclusion=exclusion)
+            return Applied("released", participant, released)
+    return Applied("recorded" if changed else "unchanged", participant)
+
+
+def _find_participant(*, study: Study | None, session_id: str, participant_id: str) -> Participant | None:
+    participants = Participant.objects.filter(is_preview=False)
+    if study is not None:
+        participants = participants.filter(study=study)
+    found = participants.filter(session_id=session_id).first() if session_id else None
+    if found is None and study is not None and participant_id:
+        # Only someone who arrived without a SESSION_ID: another submission id is another submission.
+        found = participants.filter(prolific_pid=participant_id, session_id="").first()
+    return found
+
+
+@dataclass
+class Reconciled:
+    study: str
+    seen: int = 0
+    changed: int = 0
+    released: int = 0
+    unknown: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"Study '{self.study}': {self.seen} submissions on Prolific, {self.changed} changed status, "
+            f"{self.released} cells reopened, {self.unknown} never reached MoralJudge."
+        )
+
+
+def reconcile_study(*, study: Study) -> Reconciled:
+    """Apply the status of every submission Prolific lists for the study (catches missed webhooks)."""
+    result = Reconciled(study=study.slug)
+    submissions = client.list_submissions(study.prolific_study_id)
+    known = dict(
+        Participant.objects.filter(study=study, is_preview=False)
+        .exclude(session_id="")
+        .values_list("session_id", "prolific_status")
+    )
+    plain: dict[str, list[str]] = {}  # status -> known submission ids: one UPDATE per status
+    for submission in submissions:
+        result.seen += 1
+        status = submission.status.strip().upper()
+        if submission.id in known and known[submission.id] == status:
+            continue  # already applied (a release happened in the same transaction)
+        if submission.id in known and status not in RELEASING:
+            plain.setdefault(status, []).append(submission.id)
+            continue
+        applied = apply_submission_status(
+            study=study, session_id=submission.id, participant_id=submission.participant_id, status=status
+        )
+        if applied.outcome == "unknown-submission":
+            result.unknown += 1
+        elif applied.outcome in ("recorded", "released"):
+            result.changed += 1
+            result.released += applied.released
+    for status, session_ids in plain.items():
+        result.changed += (
+            Participant.objects.filter(study=study, is_preview=False, session_id__in=session_ids)
+            .exclude(prolific_status=status)
+            .update(prolific_status=status)
+        )
+    log.info("prolific reconcile %s", result)
+    return result
+
+
+def reconcile_live_studies() -> list[Reconciled]:
+    """Reconcile every live study that has a Prolific study id; one study's failure doesn't stop the rest."""
+    results, retry = [], None
+    for study in Study.objects.filter(status=Study.Status.LIVE).exclude(prolific_study_id=""):
+        try:
+            results.append(reconcile_study(study=study))
+        except client.Retryable as exc:
+            log.warning("prolific reconcile of %s will be retried: %s", study.slug, exc)
+            retry = retry or exc
+        except client.Permanent as exc:
+            log.error("prolific reconcile of %s failed: %s", study.slug, exc)
+    if retry is not None:
+        raise retry
+    return results
