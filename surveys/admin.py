@@ -346,6 +346,13 @@ class InvitationForm(forms.ModelForm):
         model = Invitation
         fields = ["study", "system", "label"]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "system" in self.fields:
+            # Every study may have a "Philosopher": say whose each one is.
+            self.fields["system"].queryset = self.fields["system"].queryset.select_related("study")
+            self.fields["system"].label_from_instance = lambda system: f"{system} ({system.study.slug})"
+
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("study") and cleaned.get("system"):

@@ -402,6 +402,15 @@ def test_the_invitation_admin_creates_a_token_and_shows_the_full_link(client):
 
 
 @pytest.mark.django_db
+def test_the_invitation_admin_names_each_expert_systems_study(admin_client):
+    study = answering_study()
+    other = make_study(slug="other", systems=("gpt",), reference="gpt")
+    System.objects.create(study=other, key="phil", label="Philosophers", kind="expert", position=1)
+    html = admin_client.get(reverse("admin:surveys_invitation_add")).content.decode()
+    assert f"Philosophers ({study.slug})" in html and "Philosophers (other)" in html
+
+
+@pytest.mark.django_db
 def test_the_invitation_admin_refuses_a_system_that_is_not_an_expert(client):
     study = answering_study()
     staff = get_user_model().objects.create_superuser("r", "r@example.org", "pw-long-enough")
