@@ -47,6 +47,10 @@ class AnswerForm(forms.Form):
                 min_value=0,
                 max_value=WEIGHT_TOTAL,
                 required=False,
+                error_messages={
+                    "min_value": f"A weight is a whole number from 0 to {WEIGHT_TOTAL}.",
+                    "max_value": f"A weight is a whole number from 0 to {WEIGHT_TOTAL}.",
+                },
                 widget=forms.NumberInput(
                     attrs={"inputmode": "numeric", "class": "weight", "data-weight": "", "min": 0, "max": WEIGHT_TOTAL}
                 ),

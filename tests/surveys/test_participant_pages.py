@@ -100,3 +100,20 @@ def test_an_unanswered_consent_or_judging_page_links_its_errors_to_the_first_cho
     assert '<a href="#id_weighting_0">' in page
     assert '<a href="#id_features_0">' not in page
     assert described_by_targets_exist(page) == []
+
+
+@pytest.mark.django_db
+def test_a_writing_page_with_a_bad_weight_says_so_at_the_top_linked_to_the_field(client):
+    study = make_study(systems=("lay",), vignettes=2, reference="lay", answers_per_respondent=1)
+    client.get(f"/r/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION}")
+    client.post(f"/r/{study.slug}/consent/", {"agree": "yes"})
+    typed = {"feature_1": "Honesty", "weight_1": "50", "feature_3": "Harm", "weight_3": "-5", "action": "Tell them."}
+
+    response = client.post(f"/r/{study.slug}/write/1/", typed)
+
+    assert response.status_code == 400
+    page = text(response)
+    summary = page.split('id="form-errors">')[1].split("</div>")[0]
+    assert '<a href="#id_weight_3">Weight of feature 3</a>' in summary
+    assert "A weight is a whole number from 0 to 100." in summary
+    assert described_by_targets_exist(page) == []
