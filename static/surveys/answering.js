@@ -15,8 +15,9 @@
     weights.forEach(function (input) {
       var text = input.value.trim();
       if (text === "") return;
-      var n = Number(text);
-      if (!Number.isInteger(n) || n < 0 || n > target) bad = true;
+      // Digits only, as the server reads a whole number ("1e2" is a number to the browser, not to the server).
+      var n = /^\d+$/.test(text) ? Number(text) : NaN;
+      if (!(n >= 0 && n <= target)) bad = true;
       else s += n;
     });
     return { total: s, bad: bad };

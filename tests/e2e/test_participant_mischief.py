@@ -1,9 +1,11 @@
 """Participants doing unexpected things, in headless Chromium: odd answers, narrow screens, lost pages."""
 
 import pytest
+from playwright.sync_api import expect
 
 from surveys.models import Answer, Feature
 from tests.e2e.test_judging_survey import consent_and_demographics, link, live_study
+from tests.surveys.test_respondents import PID, SESSION_ID, STUDY_ID, answering_study
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -28,3 +30,22 @@ def test_answers_with_long_unbroken_words_wrap_inside_the_screen(live_server, ch
         assert fits_the_screen(page)
     finally:
         context.close()
+
+
+def test_the_live_weight_check_agrees_with_the_server_on_what_a_whole_number_is(live_server, browser_context):
+    study = answering_study(m=1)
+    page = browser_context.new_page()
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}")
+    page.get_by_label("I agree to take part").check()
+    page.get_by_role("button", name="Continue").click()
+    submit = page.get_by_role("button", name="Submit this answer")
+    total = page.locator("#weight-total")
+
+    page.fill("#id_feature_1", "Honesty")
+    page.fill("#id_weight_1", "1e2")  # a number to the browser, not a whole number to the server
+    expect(total).to_contain_text("whole number")
+    expect(submit).to_be_disabled()
+
+    page.fill("#id_weight_1", "100")
+    expect(total).to_have_text("Weights: 100 / 100")
+    expect(submit).to_be_enabled()
