@@ -4,6 +4,7 @@ Every page first asks where the participant really is (`current_step`) and sends
 they asked for another page, so a reload, the back button or an old tab never skips or repeats work.
 """
 
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
@@ -25,7 +26,7 @@ from ..judging import (
     record_page,
     start_preview,
 )
-from ..models import Participant, Study
+from ..models import Assignment, Participant, Study
 
 STEP_PAGES = {
     "consent": "surveys:judging-consent",
@@ -120,6 +121,8 @@ def pair(request, slug: str, position: int):
     if not (step.name == "pair" and 1 <= position <= step.total):
         get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
     if elsewhere or step.assignment.position != position:
+        if participant.assignments.filter(position=position, status=Assignment.Status.COMPLETED).exists():
+            messages.info(request, f"Your choices for scenario {position} are saved; they cannot be changed.")
         return _to_step(participant)
     form = PairForm(request.POST or None, questions=list(participant.study.questions.order_by("position", "id")))
     if form.is_valid():

@@ -117,3 +117,21 @@ def test_a_writing_page_with_a_bad_weight_says_so_at_the_top_linked_to_the_field
     assert '<a href="#id_weight_3">Weight of feature 3</a>' in summary
     assert "A weight is a whole number from 0 to 100." in summary
     assert described_by_targets_exist(page) == []
+
+
+@pytest.mark.django_db
+def test_the_back_button_after_a_judging_page_says_its_choices_are_saved():
+    study = live_study()
+    browser = Client()
+    browser.get(link(study), follow=True)
+    browser.post(f"/s/{study.slug}/consent/", {"consent": "yes", "anonymised": "yes"})
+    demographics = {"gender": "Female", "age": "25-34", "religion": "No religion", "education": "PhD"}
+    browser.post(f"/s/{study.slug}/about-you/", {**demographics, "country": "United Kingdom"})
+    picks = {question.key: "first" for question in study.questions.all()}
+    browser.post(f"/s/{study.slug}/pair/1/", picks)
+
+    back = browser.get(f"/s/{study.slug}/pair/1/", follow=True)
+
+    assert back.redirect_chain[-1][0] == f"/s/{study.slug}/pair/2/"
+    assert "Your choices for scenario 1 are saved; they cannot be changed." in text(back)
+    assert "are saved" not in text(browser.get(f"/s/{study.slug}/pair/2/"))  # said once
