@@ -78,6 +78,7 @@ def test_a_demographics_page_sent_empty_lists_its_errors_at_the_top_linked_to_ea
     for name in ("gender", "age", "religion", "education", "country"):
         assert f'<a href="#id_{name}">' in page
     assert "Please choose your age group." in page
+    assert "<title>Error: About you" in page
     assert "This field is required" not in page
     assert described_by_targets_exist(page) == []
 
@@ -90,6 +91,7 @@ def test_an_unanswered_consent_or_judging_page_links_its_errors_to_the_first_cho
 
     consent = text(browser.post(f"/s/{study.slug}/consent/", {"consent": "yes"}))
     assert '<a href="#id_anonymised_0">' in consent
+    assert "<title>Error: Information and consent" in consent
     assert described_by_targets_exist(consent) == []
 
     browser.post(f"/s/{study.slug}/consent/", {"consent": "yes", "anonymised": "yes"})
@@ -115,6 +117,7 @@ def test_a_writing_page_with_a_bad_weight_says_so_at_the_top_linked_to_the_field
     page = text(response)
     summary = page.split('id="form-errors">')[1].split("</div>")[0]
     assert '<a href="#id_weight_3">Weight of feature 3</a>' in summary
+    assert "<title>Error: " in page
     assert "A weight is a whole number from 0 to 100." in summary
     assert described_by_targets_exist(page) == []
 
