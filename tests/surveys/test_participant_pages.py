@@ -4,6 +4,7 @@ import re
 
 import pytest
 from django.test import Client
+from django.views.defaults import server_error
 
 from surveys.lifecycle import go_live
 from tests.conftest import make_study
@@ -42,6 +43,15 @@ def test_a_form_sent_after_the_cookies_were_cleared_says_how_to_carry_on():
     assert "<title>This page has expired" in page
     assert "open the study again from its link" in page
     assert "CSRF" not in page
+
+
+def test_a_server_error_page_says_answers_are_kept_and_how_to_carry_on(rf):
+    response = server_error(rf.get("/s/any/pair/1/"))
+
+    assert response.status_code == 500
+    page = text(response)
+    assert '<html lang="en">' in page and "<title>Something went wrong" in page
+    assert "open the study again from its link" in page
 
 
 @pytest.mark.django_db
