@@ -121,7 +121,7 @@ def judgments_csv(*, study: Study) -> str:
 
 def result_rows(*, run: AnalysisRun):
     labels = {s["key"]: s["label"] for s in run.systems}
-    for question, result in run.results.items():
+    for question, result in run.ordered_results():
         fit = result.get("fit")
         if not fit:
             continue
@@ -287,7 +287,7 @@ def question_sections(*, run: AnalysisRun | None, beside: AnalysisRun | None = N
     for row in result_rows(run=run):
         rows_by_question.setdefault(row["question"], []).append(row)
     sections = []
-    for key, result in run.results.items():
+    for key, result in run.ordered_results():
         fit = result.get("fit") or {}
         sections.append(
             {

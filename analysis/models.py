@@ -75,3 +75,13 @@ class AnalysisRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug} run {self.pk} ({self.status}, {self.created_at:%Y-%m-%d %H:%M})"
+
+    def ordered_results(self) -> list[tuple[str, dict]]:
+        """(question key, result) in the study's question order.
+
+        PostgreSQL's jsonb keeps object keys in its own order (shortest first), not the order written, so
+        each result carries its question's "position"; runs stored before that keep the order read.
+        """
+        items = list(self.results.items())
+        order = {key: (result.get("position", index), index) for index, (key, result) in enumerate(items)}
+        return sorted(items, key=lambda item: order[item[0]])

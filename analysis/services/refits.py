@@ -61,7 +61,8 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
         parameters["reference"] = data.systems[data.reference]["key"]
         results = {
             question.key: fit_question(question, systems=data.systems, reference=data.reference, parameters=parameters)
-            for question in data.questions
+            | {"position": position}
+            for position, question in enumerate(data.questions)
         }
     except (ValidationError, ValueError, np.linalg.LinAlgError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)

@@ -7,7 +7,7 @@ from analysis.models import AnalysisRun
 from analysis.services import refit_study
 from surveys.models import System
 
-from ..conftest import make_judged_study, make_study
+from ..conftest import QUESTION_KEYS, make_judged_study, make_study
 
 FAST = {"bootstrap": 50, "split_halves": 10}
 
@@ -51,6 +51,15 @@ def test_the_study_list_links_each_study_with_its_latest_run(staff_client, fitte
     study, run = fitted
     page = staff_client.get("/dashboard/").content.decode()
     assert "/dashboard/judged/" in page and str(run.n_judgments) in page
+
+
+def test_the_study_page_shows_the_questions_in_the_studys_order(staff_client, fitted):
+    # PostgreSQL's jsonb stores the results' keys shortest first ("reasons" before "features").
+    page = staff_client.get("/dashboard/judged/").content.decode()
+    shown = [page.index(f'id="q-{key}-h"') for key in QUESTION_KEYS]
+    assert shown == sorted(shown)
+    rows = staff_client.get("/dashboard/judged/exports/results.csv").content.decode().splitlines()[1:]
+    assert list(dict.fromkeys(row.split(",")[0] for row in rows)) == QUESTION_KEYS
 
 
 def test_the_study_page_shows_progress_plots_table_and_diagnostics(staff_client, fitted):

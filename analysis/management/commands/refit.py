@@ -33,7 +33,7 @@ class Command(BaseCommand):
             f"Run {run.pk} of '{slug}': {run.n_judgments} valid judgments from {run.n_participants} participants, "
             f"{len(run.results)} questions, data {run.data_hash[:12]}."
         )
-        for key, result in run.results.items():
+        for key, result in run.ordered_results():
             fit = result.get("fit")
             if not fit:
                 self.stdout.write(f"  {key}: {'; '.join(result.get('problems', []))}")
