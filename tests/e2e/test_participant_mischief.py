@@ -49,3 +49,16 @@ def test_the_live_weight_check_agrees_with_the_server_on_what_a_whole_number_is(
     page.fill("#id_weight_1", "100")
     expect(total).to_have_text("Weights: 100 / 100")
     expect(submit).to_be_enabled()
+
+
+def test_on_a_phone_a_radio_beside_a_long_label_keeps_its_full_size(live_server, chromium_browser):
+    study = live_study()
+    context = chromium_browser.new_context(viewport={"width": 375, "height": 740})
+    try:
+        page = context.new_page()
+        page.goto(link(live_server, study))
+        page.wait_for_load_state("load")
+        widths = {round(radio.bounding_box()["width"]) for radio in page.locator("input[type=radio]").all()}
+        assert len(widths) == 1, widths
+    finally:
+        context.close()
