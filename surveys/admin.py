@@ -286,7 +286,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         "status",
         "exclusion",
         "first_position_share",
-        "seconds_total",
+        "minutes_judging",
         "prolific_status",
         "review_status",
         "started_at",
@@ -295,6 +295,10 @@ class ParticipantAdmin(admin.ModelAdmin):
     search_fields = ["prolific_pid", "session_id"]
     readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "judgments_table"]
     inlines = [AssignmentInline]
+
+    @admin.display(description="Minutes judging", ordering="seconds_total")
+    def minutes_judging(self, participant: Participant) -> str:
+        return f"{participant.seconds_total / 60:.1f}"
 
     @admin.display(description="Quality flags")
     def quality_flags(self, participant: Participant) -> str:

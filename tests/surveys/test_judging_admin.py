@@ -27,6 +27,8 @@ def test_the_participant_page_shows_flags_share_and_every_judgment():
     assert "First (A)" in html
     listing = researcher.get("/admin/surveys/participant/").content.decode()
     assert "1.0" in listing and "Completed" in listing
+    minutes = f"{participant.seconds_total / 60:.1f}"
+    assert f'<td class="field-minutes_judging">{minutes}</td>' in listing  # not 3.139088 seconds
 
 
 @pytest.mark.django_db
