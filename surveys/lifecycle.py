@@ -30,10 +30,16 @@ def missing_for_live(study: Study) -> list[str]:
             f"but the study has only {len(vignettes)}"
         )
     selected = set(Answer.objects.for_study(study).selected().values_list("system_id", "vignette_id"))
-    for vignette in vignettes:
-        for system in systems:
-            if (system.pk, vignette.pk) not in selected:
-                problems.append(f"no selected answer for system '{system.key}' on vignette '{vignette.key}'")
+    for system in systems:
+        # One line per system: a system without answers yet is one problem, not one per vignette.
+        missing = [v.key for v in vignettes if (system.pk, v.pk) not in selected]
+        if len(missing) == 1:
+            problems.append(f"no selected answer for system '{system.key}' on vignette '{missing[0]}'")
+        elif missing:
+            problems.append(
+                f"no selected answer for system '{system.key}' on {len(missing)} of {len(vignettes)} vignettes: "
+                + ", ".join(f"'{key}'" for key in missing)
+            )
     return problems
 
 

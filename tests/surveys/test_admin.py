@@ -82,3 +82,16 @@ def test_selection_is_fixed_once_a_study_is_live(client, researcher, study):
     assert "cannot change once it has gone live" in response.content.decode()
     other.refresh_from_db()
     assert not other.selected
+
+
+@pytest.mark.django_db
+def test_a_system_missing_several_answers_is_one_line_of_the_refusal(client, researcher, study):
+    Answer.objects.filter(system__key="beta").update(selected=False)
+    response = client.post(
+        reverse("admin:surveys_study_changelist"),
+        {"action": "make_live", "_selected_action": [study.pk]},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "system &#x27;beta&#x27; on 3 of 3 vignettes: &#x27;v1&#x27;, &#x27;v2&#x27;, &#x27;v3&#x27;" in text
+    assert text.count("no selected answer") == 1
