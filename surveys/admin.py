@@ -10,7 +10,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from .answers import select_answer
-from .lifecycle import close_study, go_live, missing_for_live
+from .lifecycle import close_study, go_live, launch_warnings, missing_for_live
 from .models import (
     Answer,
     Assignment,
@@ -108,7 +108,8 @@ class StudyAdmin(admin.ModelAdmin):
         if study.pk is None or study.status != Study.Status.DRAFT:
             return "—"
         problems = missing_for_live(study)
-        return "Yes" if not problems else "Missing: " + "; ".join(problems)
+        notes = "".join(f" Note: {warning}." for warning in launch_warnings(study))
+        return ("Yes." if not problems else "Missing: " + "; ".join(problems) + ".") + notes
 
     @admin.display(description="Answers")
     def answers_link(self, study: Study) -> str:
@@ -126,6 +127,9 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Go live (checks that every system × vignette has a selected answer)")
     def make_live(self, request, queryset):
         self._change_status(request, queryset, go_live, "is live")
+        for study in queryset.filter(status=Study.Status.LIVE):
+            for warning in launch_warnings(study):
+                self.message_user(request, f"Study '{study.slug}': {warning}.", messages.WARNING)
 
     @admin.action(description="Close")
     def make_closed(self, request, queryset):

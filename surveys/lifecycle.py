@@ -43,6 +43,14 @@ def missing_for_live(study: Study) -> list[str]:
     return problems
 
 
+def launch_warnings(study: Study) -> list[str]:
+    """What does not stop the study from going live, but a launch on Prolific needs."""
+    warnings = []
+    if not study.completion_code:
+        warnings.append("no completion code is set: judges who finish get no code to give Prolific")
+    return warnings
+
+
 @transaction.atomic
 def go_live(*, study: Study) -> Study:
     study = Study.objects.select_for_update().get(pk=study.pk)

@@ -95,3 +95,20 @@ def test_a_system_missing_several_answers_is_one_line_of_the_refusal(client, res
     text = response.content.decode()
     assert "system &#x27;beta&#x27; on 3 of 3 vignettes: &#x27;v1&#x27;, &#x27;v2&#x27;, &#x27;v3&#x27;" in text
     assert text.count("no selected answer") == 1
+
+
+@pytest.mark.django_db
+def test_a_study_without_a_completion_code_is_flagged_before_and_on_going_live(client, researcher, study):
+    page = client.get(reverse("admin:surveys_study_change", args=[study.pk])).content.decode()
+    assert "Yes. Note: no completion code is set" in page
+    Study.objects.filter(pk=study.pk).update(completion_code="C0DE")
+    page = client.get(reverse("admin:surveys_study_change", args=[study.pk])).content.decode()
+    assert "no completion code" not in page
+    Study.objects.filter(pk=study.pk).update(completion_code="")
+    response = client.post(
+        reverse("admin:surveys_study_changelist"),
+        {"action": "make_live", "_selected_action": [study.pk]},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "Study &#x27;s1&#x27; is live." in text and "no completion code is set" in text
