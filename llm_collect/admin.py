@@ -138,7 +138,11 @@ class CollectionRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="Weights that do not add up to 100")
     def weights_policy(self, run: CollectionRun) -> str:
-        return format_html('<div style="white-space:pre-wrap;max-width:60em">{}</div>', weights_policy.strip())
+        # The parsing module's docstring, its title left out, as paragraphs rather than source lines.
+        paragraphs = [" ".join(p.split()).replace("``", "") for p in weights_policy.strip().split("\n\n")[1:]]
+        return format_html(
+            '<div style="max-width:60em">{}</div>', format_html_join("", "<p>{}</p>", ((p,) for p in paragraphs))
+        )
 
     def get_urls(self):
         own = [

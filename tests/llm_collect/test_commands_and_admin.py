@@ -80,6 +80,15 @@ def test_the_admin_start_page_shows_a_missing_key_and_loses_nothing(fake, admin_
 
 
 @pytest.mark.django_db
+def test_the_run_page_states_the_weights_policy_as_readable_paragraphs(fake, admin_client):
+    study = make_llm_study(url=fake.url, vignettes=1)
+    run = services.start_collection(study=study, samples=1)
+    page = admin_client.get(reverse("admin:llm_collect_collectionrun_change", args=[run.pk])).content.decode()
+    assert "<p>What happens to weights that do not sum to 100 (the decision, also shown in the admin): when" in page
+    assert "``" not in page and "the Generation is marked normalised and keeps the original weights" in page
+
+
+@pytest.mark.django_db
 def test_model_output_is_escaped_in_the_generation_admin(admin_client):
     from tests.fakes.llm_servers import FakeLLMServer
 
