@@ -3,6 +3,7 @@
 import json
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Q, Sum
@@ -181,6 +182,7 @@ class CollectionRunAdmin(admin.ModelAdmin):
             "opts": self.model._meta,
             "form": form,
             "title": "Collect answers for a study",
+            "in_process": settings.CELERY_TASK_ALWAYS_EAGER,
         }
         return TemplateResponse(request, "admin/llm_collect/collectionrun/start.html", context)
 

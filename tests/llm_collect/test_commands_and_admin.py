@@ -89,6 +89,15 @@ def test_the_run_page_states_the_weights_policy_as_readable_paragraphs(fake, adm
 
 
 @pytest.mark.django_db
+def test_the_start_page_warns_when_the_calls_would_run_inside_the_request(admin_client, settings):
+    url = reverse("admin:llm_collect_collectionrun_start")
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    assert "No task broker is set" in admin_client.get(url).content.decode()
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    assert "No task broker" not in admin_client.get(url).content.decode()
+
+
+@pytest.mark.django_db
 def test_model_output_is_escaped_in_the_generation_admin(admin_client):
     from tests.fakes.llm_servers import FakeLLMServer
 
