@@ -140,8 +140,9 @@ def judge(rec: Recorder, base: str, slug: str, number: int, questions: list[str]
     link = f"{base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={'b' * 24}&SESSION_ID={number + 1:024x}"
     with httpx.Client(base_url=base, timeout=120) as client:
         url = rec.request(client, "entry", "GET", link, (302,)).headers["location"]
-        url = form_post(rec, client, "consent", url, {"consent": "yes", "anonymised": "yes"})
-        url = form_post(rec, client, "demographics", url, DEMOGRAPHICS)
+        if not url.endswith("/done/"):  # a study already full sends a new arrival straight to its page
+            url = form_post(rec, client, "consent", url, {"consent": "yes", "anonymised": "yes"})
+            url = form_post(rec, client, "demographics", url, DEMOGRAPHICS)
         while "/pair/" in url:
             picks = {key: random.choice(["first", "second"]) for key in questions}
             picks[questions[0]], picks[questions[1]] = "first", "second"  # never a straight line

@@ -88,6 +88,11 @@ def _allocate_once(*, participant: Participant, now: datetime) -> list[Assignmen
         return list(participant.assignments.order_by("position"))
 
 
+def has_room(*, study: Study) -> bool:
+    """Whether a new arrival could still get the study's k vignettes (advisory: `allocate` decides)."""
+    return _has_room(study_id=study.pk, k=study.vignettes_per_participant)
+
+
 def _has_room(*, study_id: int, k: int) -> bool:
     """Whether at least k vignettes still have a cell with room (committed state, no locks)."""
     with_room = Cell.objects.filter(study_id=study_id, completed__lt=F("target") - F("reserved")).order_by()

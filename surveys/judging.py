@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .allocation import allocate, release_participant
+from .allocation import allocate, has_room, release_participant
 from .models import (
     DEFAULT_ATTENTION_OPTIONS,
     Answer,
@@ -79,10 +79,18 @@ def enter_study(*, study: Study, params: ProlificParams) -> Participant:
         raise ValidationError("This link belongs to a different Prolific study.")
     if not study.is_live:
         raise ValidationError("This study is not open for participants at the moment.")
+    # A study already full turns a new arrival away at once (with the screened-out code), rather than
+    # after consent and demographics; `allocate` still has the last word for those let in.
+    full = not has_room(study=study)
     try:
         with transaction.atomic():
             return Participant.objects.create(
-                study=study, prolific_pid=params.pid, prolific_study_id=params.study_id, session_id=params.session_id
+                study=study,
+                prolific_pid=params.pid,
+                prolific_study_id=params.study_id,
+                session_id=params.session_id,
+                status=Participant.Status.SCREENED_OUT if full else Participant.Status.STARTED,
+                finished_at=timezone.now() if full else None,
             )
     except IntegrityError:
         # The same person arriving twice at once, or a submission id already used by someone else.

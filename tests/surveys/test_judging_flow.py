@@ -333,11 +333,11 @@ def test_a_finished_participant_gets_the_completion_page_again_never_new_work():
 @pytest.mark.django_db
 def test_a_full_study_tells_the_participant_to_return_it():
     study = live_study(systems=("alpha", "beta"), vignettes=2, vignettes_per_participant=2, repetitions=1)
-    first = csrf_client()
-    through_demographics(first, study)
-    second = csrf_client()
+    second = csrf_client()  # arrives while there is room; the study fills before their demographics
     response = second.get(link(study, pid="aaaaaaaaaaaaaaaaaaaaaaab", session="bbbbbbbbbbbbbbbbbbbbbbbb"))
     response = post(second, response.url, {"consent": "yes", "anonymised": "yes"})
+    first = csrf_client()
+    through_demographics(first, study)
     response = post(second, response.url, DEMOGRAPHICS)
     page = second.get(response.url)
     assert b"the study is full" in page.content

@@ -7,6 +7,7 @@ from django.test import Client
 from django.views.defaults import server_error
 
 from surveys.lifecycle import go_live
+from surveys.models import Cell, Participant
 from tests.conftest import make_study
 
 PID = "5f0c8a1b2c3d4e5f6a7b8c9d"
@@ -148,3 +149,17 @@ def test_the_back_button_after_a_judging_page_says_its_choices_are_saved():
     assert back.redirect_chain[-1][0] == f"/s/{study.slug}/pair/2/"
     assert "Your choices for scenario 1 are saved; they cannot be changed." in text(back)
     assert "are saved" not in text(browser.get(f"/s/{study.slug}/pair/2/"))  # said once
+
+
+@pytest.mark.django_db
+def test_a_new_arrival_at_a_full_study_is_turned_away_at_once_with_the_screened_out_code():
+    study = live_study(systems=("alpha", "beta"), vignettes=2, repetitions=1, screened_out_code="FULL999")
+    Cell.objects.filter(study=study).update(completed=1)
+
+    response = Client().get(link(study), follow=True)
+
+    assert response.redirect_chain[-1][0] == f"/s/{study.slug}/done/"
+    assert "the study is full" in text(response) and "cc=FULL999" in text(response)
+    participant = Participant.objects.get()
+    assert participant.status == Participant.Status.SCREENED_OUT and participant.consented_at is None
+    assert participant.finished_at is not None
