@@ -62,6 +62,17 @@ def test_the_study_page_shows_the_questions_in_the_studys_order(staff_client, fi
     assert list(dict.fromkeys(row.split(",")[0] for row in rows)) == QUESTION_KEYS
 
 
+def test_a_negative_reliability_is_explained_in_words(staff_client, fitted):
+    study, run = fitted
+    results = run.results
+    results["features"]["separation_reliability"] = -1.988
+    results["features"]["split_half_reliability"] = -0.5
+    AnalysisRun.objects.filter(pk=run.pk).update(results=results)
+    page = staff_client.get("/dashboard/judged/").content.decode()
+    assert page.count("below 0: the systems differ less than their standard errors") == 1
+    assert page.count("below 0: the two halves of the judges rank the systems differently") == 1
+
+
 def test_the_study_page_shows_progress_plots_table_and_diagnostics(staff_client, fitted):
     study, run = fitted
     response = staff_client.get("/dashboard/judged/")
