@@ -1,5 +1,7 @@
 // The answer-writing page: show the running total of the weights and allow submitting only at 100.
-// The server checks the same rule, so the page works without this script.
+// The server checks the same rule, so the page works without this script. The button is marked
+// aria-disabled rather than disabled, so keyboard users still reach it; pressing it while the total
+// is off moves focus to the total, which says why.
 (function () {
   "use strict";
   var form = document.getElementById("answer-form");
@@ -31,13 +33,14 @@
       : " (they must add up to " + target + ")");
     total.classList.toggle("ok", ok);
     total.classList.toggle("off", !ok);
-    submit.disabled = !ok;
+    submit.setAttribute("aria-disabled", ok ? "false" : "true");
     submit.setAttribute("aria-describedby", "weight-total submit-help");
   }
 
+  total.tabIndex = -1;  // focusable from the script only
   weights.forEach(function (input) { input.addEventListener("input", update); });
   form.addEventListener("submit", function (event) {
-    if (submit.disabled) { event.preventDefault(); return; }
+    if (submit.getAttribute("aria-disabled") === "true") { event.preventDefault(); total.focus(); return; }
     // A second click while the first submit is on its way must not send the page twice.
     if (form.dataset.sent) { event.preventDefault(); return; }
     form.dataset.sent = "1";

@@ -62,3 +62,25 @@ def test_on_a_phone_a_radio_beside_a_long_label_keeps_its_full_size(live_server,
         assert len(widths) == 1, widths
     finally:
         context.close()
+
+
+def test_a_keyboard_user_reaches_submit_while_the_weights_are_off_and_is_told_why(live_server, browser_context):
+    study = answering_study(m=1)
+    page = browser_context.new_page()
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}")
+    page.get_by_label("I agree to take part").check()
+    page.get_by_role("button", name="Continue").click()
+    submit = page.get_by_role("button", name="Submit this answer")
+    page.fill("#id_feature_1", "Honesty")
+    page.fill("#id_weight_1", "60")
+    page.fill("#id_action", "Tell the truth.")
+
+    page.locator("#id_additional_information").focus()
+    page.keyboard.press("Tab")
+    expect(submit).to_be_focused()
+    expect(submit).to_be_disabled()  # to assistive technology: aria-disabled
+    page.keyboard.press("Enter")
+
+    expect(page.locator("#weight-total")).to_be_focused()
+    expect(page.locator("#weight-total")).to_have_text("Weights: 60 / 100 (they must add up to 100)")
+    assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
