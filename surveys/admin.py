@@ -142,8 +142,11 @@ class StudyAdmin(admin.ModelAdmin):
     def review_on_prolific(self, request, queryset):
         for study in queryset:
             report = review_submissions(study=study, user=request.user)
+            acted = report.calls or report.failed
             for line in report.messages:
-                self.message_user(request, line, messages.WARNING if report.failed else messages.INFO)
+                self.message_user(request, line, messages.WARNING if report.failed or not acted else messages.INFO)
+            if not acted:
+                continue  # refused before any call (no study id, no token, nothing to review): no "0 approved"
             summary = (
                 f"Study '{study.slug}': {report.approved} approved, {report.rejected} rejected, "
                 f"{report.returns_requested} asked to return, {report.failed} failed."

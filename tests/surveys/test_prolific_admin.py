@@ -68,6 +68,13 @@ def test_a_missing_token_is_reported_naming_the_variable(client, researcher, stu
     assert "PROLIFIC_API_TOKEN is not set" in text
     text = run_action(client, "review_on_prolific", study).content.decode()
     assert "PROLIFIC_API_TOKEN is not set" in text
+    assert "0 approved" not in text  # nothing was done: no summary that reads like a success
+
+
+def test_reviewing_a_study_without_a_prolific_id_says_so_and_nothing_else(client, researcher, study):
+    Study.objects.filter(pk=study.pk).update(prolific_study_id="")
+    text = run_action(client, "review_on_prolific", study).content.decode()
+    assert "has no Prolific study id" in text and "0 approved" not in text
 
 
 def test_the_policy_help_states_prolifics_rules(client, researcher, study):
