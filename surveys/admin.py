@@ -49,6 +49,18 @@ class SystemInline(admin.TabularInline):
     extra = 0
     fields = ["position", "key", "label", "kind", "provider", "model", "base_url", "api_key_env", "parameters"]
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # Nine columns side by side: compact widgets keep the row within the page.
+        compact = {
+            "position": forms.NumberInput(attrs={"style": "width:4em"}),
+            **{name: forms.TextInput(attrs={"size": 14}) for name in ["key", "label", "model", "api_key_env"]},
+            "base_url": forms.URLInput(attrs={"size": 24}),
+            "parameters": forms.Textarea(attrs={"rows": 2, "cols": 24}),
+        }
+        if db_field.name in compact:
+            kwargs["widget"] = compact[db_field.name]
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):

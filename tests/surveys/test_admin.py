@@ -1,3 +1,5 @@
+from html.parser import HTMLParser
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
@@ -112,3 +114,52 @@ def test_a_study_without_a_completion_code_is_flagged_before_and_on_going_live(c
     )
     text = response.content.decode()
     assert "Study &#x27;s1&#x27; is live." in text and "no completion code is set" in text
+
+
+class _FormFields(HTMLParser):
+    """Every named input, textarea and select of a page with its current value, as a browser would send it."""
+
+    def __init__(self):
+        super().__init__()
+        self.data, self._textarea, self._select = {}, None, None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "input" and a.get("name") and a.get("type") not in ("submit", "checkbox", "file"):
+            self.data[a["name"]] = a.get("value") or ""
+        elif tag == "input" and a.get("type") == "checkbox" and "checked" in a:
+            self.data[a["name"]] = "on"
+        elif tag == "textarea":
+            self._textarea = a["name"]
+            self.data[self._textarea] = ""
+        elif tag == "select":
+            self._select = a["name"]
+            self.data.setdefault(self._select, "")
+        elif tag == "option" and self._select and "selected" in a:
+            self.data[self._select] = a.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "textarea":
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+
+    def handle_data(self, data):
+        if self._textarea:
+            self.data[self._textarea] += data.removeprefix("\n") if not self.data[self._textarea] else data
+
+
+@pytest.mark.django_db
+def test_the_systems_inline_is_compact_and_still_saves_parameters(client, researcher, study):
+    url = reverse("admin:surveys_study_change", args=[study.pk])
+    page = client.get(url).content.decode()
+    assert 'name="systems-0-key" value="alpha" size="14"' in page
+    assert '<textarea name="systems-0-parameters" cols="24" rows="2"' in page
+    fields = _FormFields()
+    fields.feed(page)
+    data = {name: value for name, value in fields.data.items() if name != "csrfmiddlewaretoken"}
+    data["systems-0-parameters"] = '{"temperature": 0.7}'
+    data["_continue"] = "Save"
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert study.systems.get(key="alpha").parameters == {"temperature": 0.7}
