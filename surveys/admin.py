@@ -62,8 +62,33 @@ class SystemInline(admin.TabularInline):
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
 
+class StudyForm(forms.ModelForm):
+    """The admin builds the Meta from the fieldsets; this adds the attention options' check."""
+
+    ATTENTION_HELP = (
+        'Two options as a JSON list, e.g. ["I read the answers quickly", "I read the answers carefully"]; '
+        "the correct choice is the second. Empty ([]): these two."
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "attention_options" in self.fields:
+            self.fields["attention_options"].help_text = self.ATTENTION_HELP
+
+    def clean_attention_options(self):
+        # Anything but [] or two texts would silently show judges the default options instead.
+        options = self.cleaned_data["attention_options"]
+        if options in ([], None):
+            return []
+        two_texts = isinstance(options, list) and len(options) == 2
+        if not (two_texts and all(isinstance(o, str) and o.strip() for o in options)):
+            raise ValidationError('Give exactly two options as a JSON list of texts, e.g. ["No", "Yes"], or [].')
+        return options
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
     list_filter = ["status"]
     search_fields = ["name", "slug"]

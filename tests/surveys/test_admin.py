@@ -163,3 +163,23 @@ def test_the_systems_inline_is_compact_and_still_saves_parameters(client, resear
     response = client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
     assert study.systems.get(key="alpha").parameters == {"temperature": 0.7}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("options", "saved"),
+    [('["Quickly", "Carefully"]', ["Quickly", "Carefully"]), ("[]", []), ('["Only one"]', None), ('{"a": 1}', None)],
+)
+def test_attention_options_are_two_texts_or_empty(client, researcher, study, options, saved):
+    url = reverse("admin:surveys_study_change", args=[study.pk])
+    fields = _FormFields()
+    fields.feed(client.get(url).content.decode())
+    data = {name: value for name, value in fields.data.items() if name != "csrfmiddlewaretoken"}
+    data["attention_options"] = options
+    response = client.post(url, data)
+    study.refresh_from_db()
+    if saved is None:
+        assert response.status_code == 200 and "Give exactly two options" in response.content.decode()
+        assert study.attention_options == []
+    else:
+        assert response.status_code == 302 and study.attention_options == saved
