@@ -24,7 +24,9 @@ def test_the_demo_loads_a_live_study_and_prints_the_login_and_a_participant_link
     call_command("load_demo", "--password", "demo-pass-123", stdout=io.StringIO())
     from surveys.models import Study
 
-    assert Study.objects.get(slug="demo").cells.count() == 24
+    demo = Study.objects.get(slug="demo")
+    assert demo.cells.count() == 24
+    assert demo.completion_code and demo.no_consent_code  # the demo ends with Prolific's redirect
 
 
 def test_health_endpoint_answers(client, db):
