@@ -9,7 +9,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from .answers import select_answer
+from .answers import FeatureIn, feature_errors, select_answer
 from .lifecycle import close_study, go_live, launch_warnings, missing_for_live
 from .models import (
     Answer,
@@ -266,10 +266,38 @@ class StudyAdmin(admin.ModelAdmin):
         return redirect(reverse("admin:surveys_study_answers", args=[study_id]) + f"#vignette-{answer.vignette_id}")
 
 
+class FeatureFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        # The features as a whole obey the answer rules (weights sum to 100, at most five): an error on the
+        # page, before anything is written, rather than a server error while saving.
+        super().clean()
+        features = [
+            FeatureIn(feature=f.cleaned_data.get("feature") or "", weight=f.cleaned_data.get("weight") or 0)
+            for f in self.forms
+            if f.cleaned_data and not f.cleaned_data.get("DELETE")
+        ]
+        errors = feature_errors(features)
+        if errors:
+            raise ValidationError([error[0].upper() + error[1:] + "." for error in errors])
+
+
 class FeatureInline(admin.TabularInline):
     model = Feature
+    formset = FeatureFormSet
     extra = 0
     fields = ["position", "feature", "weight", "reason"]
+
+    def _frozen(self, answer) -> bool:
+        return answer is not None and answer.vignette.study.status != Study.Status.DRAFT
+
+    def has_add_permission(self, request, obj=None):
+        return not self._frozen(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return not self._frozen(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return not self._frozen(obj) and super().has_delete_permission(request, obj)
 
 
 @admin.register(Answer)
@@ -281,17 +309,16 @@ class AnswerAdmin(admin.ModelAdmin):
     inlines = [FeatureInline]
     list_select_related = ["system", "vignette", "selected_by"]
 
-    def save_formset(self, request, form, formset, change):
-        # Features are saved one by one; check the weights as a whole before anything is written.
-        if formset.model is Feature:
-            weights = [
-                f.cleaned_data.get("weight") or 0
-                for f in formset.forms
-                if f.cleaned_data and not f.cleaned_data.get("DELETE")
-            ]
-            if weights and sum(weights) != 100:
-                raise ValidationError(f"Weights sum to {sum(weights)}, not 100.")
-        super().save_formset(request, form, formset, change)
+    def has_change_permission(self, request, obj=None):
+        # Once a study has gone live, judges have seen its answers: they stay as they were.
+        if obj is not None and obj.vignette.study.status != Study.Status.DRAFT:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and obj.vignette.study.status != Study.Status.DRAFT:
+            return False
+        return super().has_delete_permission(request, obj)
 
 
 @admin.register(Cell)

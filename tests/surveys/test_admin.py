@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from surveys.answers import FeatureIn, create_answer
+from surveys.lifecycle import go_live
 from surveys.models import Answer, Study
 
 
@@ -183,3 +184,36 @@ def test_attention_options_are_two_texts_or_empty(client, researcher, study, opt
         assert study.attention_options == []
     else:
         assert response.status_code == 302 and study.attention_options == saved
+
+
+def _answer_form(client, answer):
+    url = reverse("admin:surveys_answer_change", args=[answer.pk])
+    fields = _FormFields()
+    fields.feed(client.get(url).content.decode())
+    return url, {name: value for name, value in fields.data.items() if name != "csrfmiddlewaretoken"}
+
+
+@pytest.mark.django_db
+def test_editing_an_answer_to_weights_that_do_not_add_up_is_an_error_on_the_page(client, researcher, study):
+    answer = Answer.objects.filter(vignette__study=study).first()
+    url, data = _answer_form(client, answer)
+    data["features-0-weight"] = "10"
+    data["_save"] = "Save"
+    response = client.post(url, data)
+    assert response.status_code == 200  # the form again, not a server error
+    before = list(answer.features.values_list("weight", flat=True))
+    total = 10 + sum(before[1:])
+    assert f"Weights sum to {total}, not 100." in response.content.decode()
+    assert list(answer.features.values_list("weight", flat=True)) == before
+
+
+@pytest.mark.django_db
+def test_answers_of_a_live_study_cannot_be_edited_in_the_admin(client, researcher, study):
+    go_live(study=study)
+    answer = Answer.objects.filter(vignette__study=study).first()
+    url, data = _answer_form(client, answer)
+    assert 'name="action"' not in client.get(url).content.decode()  # shown read-only
+    data.update({"action": "Something judges never saw.", "_save": "Save"})
+    assert client.post(url, data).status_code == 403
+    answer.refresh_from_db()
+    assert answer.action != "Something judges never saw."
