@@ -330,6 +330,9 @@ class CellAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # cells come from the comparison plan when a study goes live
 
+    def has_change_permission(self, request, obj=None):
+        return False  # their counters are the allocation's, kept by its conditional updates
+
 
 class AssignmentInline(admin.TabularInline):
     model = Assignment
@@ -411,6 +414,14 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_display = ["assignment", "question", "winner", "winner_position", "seconds_on_page", "created_at"]
     list_filter = ["question__study", "question__key", "winner_position"]
     list_select_related = ["assignment__participant", "question", "winner__system", "winner__vignette"]
+
+    # A judgment is what a judge chose: shown, never edited here (its form also listed every answer and
+    # assignment in drop-downs, seconds per page on a 600-judge study).
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 # The answer-writing survey: invitations for experts, and the respondents with their pages.

@@ -217,3 +217,14 @@ def test_answers_of_a_live_study_cannot_be_edited_in_the_admin(client, researche
     assert client.post(url, data).status_code == 403
     answer.refresh_from_db()
     assert answer.action != "Something judges never saw."
+
+
+@pytest.mark.django_db
+def test_cells_and_judgments_are_shown_read_only(client, researcher, study):
+    go_live(study=study)
+    cell = study.cells.first()
+    page = client.get(reverse("admin:surveys_cell_change", args=[cell.pk])).content.decode()
+    assert 'name="completed"' not in page and 'name="answer_a"' not in page
+    response = client.post(reverse("admin:surveys_cell_change", args=[cell.pk]), {"completed": 0, "target": 99})
+    assert response.status_code == 403
+    assert client.get(reverse("admin:surveys_judgment_add")).status_code == 403
