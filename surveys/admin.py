@@ -59,6 +59,8 @@ class SystemInline(admin.TabularInline):
         }
         if db_field.name in compact:
             kwargs["widget"] = compact[db_field.name]
+        if db_field.name == "base_url":
+            kwargs["assume_scheme"] = "https"  # Django 6's default; a bare host gets https, not http
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
 

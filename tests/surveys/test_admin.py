@@ -160,10 +160,13 @@ def test_the_systems_inline_is_compact_and_still_saves_parameters(client, resear
     fields.feed(page)
     data = {name: value for name, value in fields.data.items() if name != "csrfmiddlewaretoken"}
     data["systems-0-parameters"] = '{"temperature": 0.7}'
+    data["systems-0-base_url"] = "llm.example.org/v1"
     data["_continue"] = "Save"
     response = client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
-    assert study.systems.get(key="alpha").parameters == {"temperature": 0.7}
+    alpha = study.systems.get(key="alpha")
+    assert alpha.parameters == {"temperature": 0.7}
+    assert alpha.base_url == "https://llm.example.org/v1"  # a bare host is taken as https, not http
 
 
 @pytest.mark.django_db
