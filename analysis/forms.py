@@ -53,3 +53,5 @@ class CompareForm(forms.Form):
     def __init__(self, *args, study: Study, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["compare"].queryset = Study.objects.exclude(pk=study.pk).order_by("name")
+        # Names may repeat (a pilot, a re-import under a new slug): the slug tells them apart.
+        self.fields["compare"].label_from_instance = lambda other: f"{other.name} ({other.slug})"

@@ -73,6 +73,12 @@ def test_a_negative_reliability_is_explained_in_words(staff_client, fitted):
     assert page.count("below 0: the two halves of the judges rank the systems differently") == 1
 
 
+def test_the_compare_choices_name_each_study_with_its_slug(staff_client, fitted):
+    make_study(slug="pilot")
+    page = staff_client.get("/dashboard/judged/").content.decode()
+    assert ">Study pilot (pilot)</option>" in page
+
+
 def test_the_study_page_shows_progress_plots_table_and_diagnostics(staff_client, fitted):
     study, run = fitted
     response = staff_client.get("/dashboard/judged/")
