@@ -79,6 +79,14 @@ def test_the_compare_choices_name_each_study_with_its_slug(staff_client, fitted)
     assert ">Study pilot (pilot)</option>" in page
 
 
+def test_the_run_line_names_what_started_it_without_nested_brackets(staff_client, fitted):
+    study, run = fitted
+    AnalysisRun.objects.filter(pk=run.pk).update(trigger=AnalysisRun.Trigger.ON_DEMAND)
+    for url in ["/dashboard/", "/dashboard/judged/"]:
+        page = staff_client.get(url).content.decode()
+        assert " · On demand (dashboard or API)" in page and "(On demand" not in page
+
+
 def test_the_study_page_shows_progress_plots_table_and_diagnostics(staff_client, fitted):
     study, run = fitted
     response = staff_client.get("/dashboard/judged/")
