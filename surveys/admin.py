@@ -9,6 +9,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from .allocation import release_participant
 from .answers import FeatureIn, feature_errors, select_answer
 from .lifecycle import close_study, go_live, launch_warnings, missing_for_live
 from .models import (
@@ -371,6 +372,30 @@ class ParticipantAdmin(admin.ModelAdmin):
     search_fields = ["prolific_pid", "session_id"]
     readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "judgments_table"]
     inlines = [AssignmentInline]
+    actions = ["exclude_by_researcher"]
+
+    def has_add_permission(self, request):
+        return False  # participants arrive from Prolific
+
+    def get_readonly_fields(self, request, obj=None):
+        # A status or exclusion typed in here would leave the cells' counters as they were (an excluded
+        # judge's places never reopened): everything is shown, and excluding is the action below.
+        fields = [f.name for f in Participant._meta.fields if f.name != "id"]
+        return [*fields, *(name for name in self.readonly_fields if name not in fields)]
+
+    @admin.action(
+        description="Exclude (their judgments leave the analysis, their places reopen)", permissions=["change"]
+    )
+    def exclude_by_researcher(self, request, queryset):
+        reopened = sum(
+            release_participant(participant=participant, exclusion=Participant.Exclusion.RESEARCHER)
+            for participant in queryset
+        )
+        self.message_user(
+            request,
+            f"{queryset.count()} participants excluded by the researcher; {reopened} judging places reopened.",
+            messages.SUCCESS,
+        )
 
     @admin.display(description="Minutes judging", ordering="seconds_total")
     def minutes_judging(self, participant: Participant) -> str:

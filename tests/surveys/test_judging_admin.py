@@ -39,3 +39,26 @@ def test_the_participant_admin_needs_a_staff_login():
     response = csrf_client().get(f"/admin/surveys/participant/{Participant.objects.get().pk}/change/")
     assert response.status_code == 302
     assert "/admin/login/" in response.url
+
+
+@pytest.mark.django_db
+def test_excluding_in_the_admin_reopens_the_judges_places_and_nothing_is_typed_in_by_hand(admin_client):
+    study = live_study()
+    client = csrf_client()
+    through_demographics(client, study)
+    post(client, judge_all(client, study), {"choice": "2"})
+    participant = Participant.objects.get()
+    assert participant.status == Participant.Status.COMPLETED and not participant.exclusion
+    filled = sum(study.cells.values_list("completed", flat=True))
+
+    page = admin_client.get(f"/admin/surveys/participant/{participant.pk}/change/").content.decode()
+    assert 'name="status"' not in page and 'name="exclusion"' not in page
+    response = admin_client.post(
+        "/admin/surveys/participant/",
+        {"action": "exclude_by_researcher", "_selected_action": [participant.pk]},
+        follow=True,
+    )
+    assert "1 participants excluded by the researcher; 2 judging places reopened." in response.content.decode()
+    participant.refresh_from_db()
+    assert participant.exclusion == Participant.Exclusion.RESEARCHER
+    assert sum(study.cells.values_list("completed", flat=True)) == filled - 2
