@@ -4,6 +4,10 @@ Re-importing a slug that already exists updates that study in place while it is 
 are matched by key, changed where the file differs, added where new and removed where the file
 no longer has them; answers are matched by system × vignette × sample. A live or closed study is
 never changed by an import (its judges' pages must not shift under them): the import is refused.
+
+The optional blocks `prolific`, `quality` and `instrument` (and the top-level `description`) carry
+the study's settings beyond the design; an export always writes them. On import a key that is
+absent leaves its field as it is (a new study: the model's default).
 """
 
 import json
@@ -25,6 +29,22 @@ DESIGN_FIELDS = {  # study-file design key -> Study field
     "minimum_seconds": "minimum_seconds",
     "reservation_minutes": "reservation_minutes",
 }
+PROLIFIC_FIELDS = {  # study-file prolific key -> Study field
+    "study_id": "prolific_study_id",
+    "completion_code": "completion_code",
+    "failed_attention_code": "failed_attention_code",
+    "no_consent_code": "no_consent_code",
+    "screened_out_code": "screened_out_code",
+    "invalid_policy": "invalid_policy",
+    "estimated_minutes": "estimated_minutes",
+}
+QUALITY_FIELDS = {  # minimum_seconds stays in the design block, where files have always had it
+    "fast_fraction_of_median": "fast_fraction_of_median",
+    "attention_prompt": "attention_prompt",
+    "attention_options": "attention_options",
+}
+INSTRUMENT_FIELDS = {"system_prompt": "system_prompt", "user_prompt": "user_prompt"}  # empty: the method's
+SETTING_BLOCKS = {"prolific": PROLIFIC_FIELDS, "quality": QUALITY_FIELDS, "instrument": INSTRUMENT_FIELDS}
 SYSTEM_OPTIONAL = ("provider", "model", "base_url", "api_key_env")
 
 
@@ -92,10 +112,14 @@ def check_study_file(data: dict) -> list[str]:
     if slug and not slug.replace("-", "").replace("_", "").isalnum():
         check.add("slug", f"'{slug}' may hold only letters, digits, hyphens and underscores")
     check.text(data, "name", "study")
+    check.text(data, "description", "study", required=False)
     status = data.get("status", Study.Status.DRAFT)
     if status not in Study.Status.values:
         check.add("status", f"'{status}' is not one of {', '.join(Study.Status.values)}")
     _check_design(check, data.get("design", {}))
+    for block in SETTING_BLOCKS:
+        if block in data:
+            _check_settings(check, block, data[block])
 
     questions = check.items(data, "questions")
     check.unique_keys(questions, "questions")
@@ -133,6 +157,36 @@ def _check_design(check: _Checker, design: Any) -> None:
                 check.add("design.order", f"'{value}' is not one of {', '.join(Study.OrderRule.values)}")
         elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
             check.add(f"design.{key}", f"must be a whole number of at least 1, not {value!r}")
+
+
+def _check_settings(check: _Checker, block: str, settings: Any) -> None:
+    if not isinstance(settings, dict):
+        check.add(block, "must be an object")
+        return
+    fields = SETTING_BLOCKS[block]
+    for key, value in settings.items():
+        place = f"{block}.{key}"
+        if key not in fields:
+            check.add(place, f"unknown setting (known: {', '.join(fields)})")
+        elif key == "invalid_policy":
+            if value not in Study.InvalidPolicy.values:
+                check.add(place, f"{value!r} is not one of {', '.join(Study.InvalidPolicy.values)}")
+        elif key == "estimated_minutes":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                check.add(place, f"must be a whole number of at least 1, not {value!r}")
+        elif key == "fast_fraction_of_median":
+            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
+                check.add(place, f"must be a number from 0 to 1, not {value!r}")
+        elif key == "attention_options":
+            # As in the admin: anything but [] or two texts would show judges the default options instead.
+            two_texts = isinstance(value, list) and len(value) == 2
+            if value not in ([], None) and not (two_texts and all(isinstance(o, str) and o.strip() for o in value)):
+                check.add(place, f"must be a list of exactly two texts, or [], not {value!r}")
+        else:  # text; only the attention prompt may not be empty (judges are shown it)
+            text = check.text(settings, key, block, required=key == "attention_prompt")
+            max_length = Study._meta.get_field(fields[key]).max_length
+            if max_length and len(text) > max_length:
+                check.add(place, f"must be at most {max_length} characters, not {len(text)}")
 
 
 def _check_system(check: _Checker, system: dict, place: str) -> None:
@@ -216,9 +270,12 @@ def import_study(data: dict) -> Study:
         )
     study = study or Study(slug=data["slug"])
     study.name = data["name"]
+    if "description" in data:
+        study.description = data["description"] or ""
     for key, field_name in DESIGN_FIELDS.items():
         if key in data.get("design", {}):
             setattr(study, field_name, data["design"][key])
+    _apply_settings(study, data)
     study.save()
 
     _sync(study, Question, data["questions"], lambda q: {"text": q["text"]})
@@ -242,6 +299,19 @@ def import_study(data: dict) -> Study:
     except ValidationError as exc:
         raise StudyFileError([f"status: {message}" for message in exc.messages]) from exc
     return study
+
+
+def _apply_settings(study: Study, data: dict) -> None:
+    """Set the fields the file's optional blocks name; a key the file leaves out leaves its field alone."""
+    for block, fields in SETTING_BLOCKS.items():
+        for key, value in data.get(block, {}).items():
+            if key == "fast_fraction_of_median":
+                value = float(value)
+            elif key == "attention_options":
+                value = list(value or [])
+            elif value is None:
+                value = ""
+            setattr(study, fields[key], value)
 
 
 def _system_fields(system: dict) -> dict:
@@ -306,9 +376,17 @@ def export_study(study: Study) -> dict:
     return {
         "slug": study.slug,
         "name": study.name,
+        "description": study.description,
         "status": study.status,
         "reference_system": study.reference_system.key if study.reference_system else None,
         "design": design,
+        "prolific": {key: getattr(study, name) for key, name in PROLIFIC_FIELDS.items()},
+        "quality": {
+            "fast_fraction_of_median": study.fast_fraction_of_median,
+            "attention_prompt": study.attention_prompt,
+            "attention_options": list(study.attention_options or []),
+        },
+        "instrument": {key: getattr(study, name) for key, name in INSTRUMENT_FIELDS.items()},
         "questions": [{"key": q.key, "text": q.text} for q in study.questions.all()],
         "systems": [_export_system(s) for s in study.systems.all()],
         "vignettes": [

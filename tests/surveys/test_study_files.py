@@ -159,3 +159,92 @@ def test_reimporting_a_draft_keeps_the_origin_and_raw_reply_of_answers_it_update
     collected.refresh_from_db()
     assert collected.origin == Answer.Origin.LLM and collected.raw_text == '{"features": []}'
     assert collected.action == data["answers"][0]["action"]
+
+
+SETTINGS = {
+    "description": "Which answer is the better moral judgement?",
+    "prolific": {
+        "study_id": "65f0c0ffee",
+        "completion_code": "C1DONE",
+        "failed_attention_code": "C1ATTN",
+        "no_consent_code": "C1NOCONSENT",
+        "screened_out_code": "C1FULL",
+        "invalid_policy": "reject",
+        "estimated_minutes": 12,
+    },
+    "quality": {
+        "fast_fraction_of_median": 0.25,
+        "attention_prompt": "Pick the second option.",
+        "attention_options": ["No", "Yes"],
+    },
+    "instrument": {"system_prompt": "You are careful.", "user_prompt": "{character_name}: {vignette}"},
+}
+
+
+@pytest.mark.django_db
+def test_a_studys_prolific_codes_policy_attention_wording_and_prompts_survive_export_then_import_under_a_new_slug():
+    study = import_study(dict(demo_data(), **SETTINGS))
+    exported = export_study(study)
+    copy_of = import_study(dict(exported, slug="demo-copy"))
+    assert copy_of.description == SETTINGS["description"]
+    assert copy_of.prolific_study_id == "65f0c0ffee" and copy_of.completion_code == "C1DONE"
+    assert copy_of.failed_attention_code == "C1ATTN" and copy_of.no_consent_code == "C1NOCONSENT"
+    assert copy_of.screened_out_code == "C1FULL" and copy_of.estimated_minutes == 12
+    assert copy_of.invalid_policy == Study.InvalidPolicy.REJECT
+    assert copy_of.fast_fraction_of_median == 0.25
+    assert copy_of.attention_prompt == "Pick the second option." and copy_of.attention_options == ["No", "Yes"]
+    assert copy_of.system_prompt == "You are careful." and copy_of.user_prompt == "{character_name}: {vignette}"
+    assert dict(export_study(copy_of), slug="demo") == exported
+
+
+@pytest.mark.django_db
+def test_a_file_without_the_settings_blocks_imports_with_the_models_defaults():
+    data = demo_data()
+    assert not {"description", *SETTINGS} & set(data)
+    study = import_study(data)
+    fresh = Study(slug="x", name="x")
+    for name in ["description", "completion_code", "invalid_policy", "estimated_minutes", "fast_fraction_of_median"]:
+        assert getattr(study, name) == getattr(fresh, name), name
+    assert (study.attention_prompt, study.attention_options) == (fresh.attention_prompt, [])
+    assert (study.system_prompt, study.user_prompt) == ("", "")
+
+
+@pytest.mark.django_db
+def test_reimporting_a_draft_leaves_settings_the_file_leaves_out_as_they_are():
+    data = dict(demo_data(), status="draft", **copy.deepcopy(SETTINGS))
+    study = import_study(data)
+    again = copy.deepcopy(data)
+    del again["description"], again["instrument"], again["prolific"]["completion_code"]
+    again["quality"] = {"attention_options": []}
+    again["prolific"]["invalid_policy"] = "approve"
+    import_study(again)
+    study.refresh_from_db()
+    assert study.invalid_policy == Study.InvalidPolicy.APPROVE and study.attention_options == []
+    assert study.completion_code == "C1DONE" and study.attention_prompt == "Pick the second option."
+    assert study.description == SETTINGS["description"] and study.system_prompt == "You are careful."
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "break_it, message",
+    [
+        (lambda d: d["prolific"].update(invalid_policy="maybe"), "prolific.invalid_policy: 'maybe' is not one of"),
+        (lambda d: d["prolific"].update(unknown="x"), "prolific.unknown: unknown setting"),
+        (lambda d: d["prolific"].update(estimated_minutes=0), "prolific.estimated_minutes: must be a whole number"),
+        (lambda d: d["prolific"].update(completion_code="C" * 33), "prolific.completion_code: must be at most 32"),
+        (lambda d: d["quality"].update(attention_options=["Only one"]), "quality.attention_options: must be a list"),
+        (lambda d: d["quality"].update(attention_options=["No", " "]), "quality.attention_options: must be a list"),
+        (lambda d: d["quality"].update(fast_fraction_of_median=1.5), "quality.fast_fraction_of_median: must be a"),
+        (lambda d: d["quality"].update(attention_prompt=""), "quality.attention_prompt: is required"),
+        (lambda d: d["instrument"].update(user_prompt=7), "instrument.user_prompt: must be text, not int"),
+        (lambda d: d.update(instrument="terse"), "instrument: must be an object"),
+        (lambda d: d.update(description=["x"]), "study.description: must be text, not list"),
+    ],
+)
+def test_bad_settings_are_named_by_place_and_write_nothing(break_it, message):
+    data = dict(demo_data(), **copy.deepcopy(SETTINGS))
+    break_it(data)
+    with pytest.raises(StudyFileError) as caught:
+        import_study(data)
+    assert any(error.startswith(message) for error in caught.value.errors), caught.value.errors
+    assert Study.objects.count() == 0
