@@ -1,0 +1,149 @@
+"""Judging as it happened: cells, participants with their assignments and judgments, Prolific's events."""
+
+from django.contrib import admin, messages
+from django.utils.html import format_html, format_html_join
+
+from ..allocation import release_participant
+from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
+
+
+@admin.register(Cell)
+class CellAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "target", "completed", "reserved"]
+    list_filter = ["study"]
+    list_select_related = ["vignette", "answer_a__system", "answer_b__system", "study"]
+
+    def has_add_permission(self, request):
+        return False  # cells come from the comparison plan when a study goes live
+
+    def has_change_permission(self, request, obj=None):
+        return False  # their counters are the allocation's, kept by its conditional updates
+
+
+class AssignmentInline(admin.TabularInline):
+    model = Assignment
+    extra = 0
+    fields = [
+        "position",
+        "vignette",
+        "first_answer",
+        "second_answer",
+        "status",
+        "counts_toward_cell",
+        "shown_at",
+        "seconds",
+        "completed_at",
+    ]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = [
+        "prolific_pid",
+        "study",
+        "status",
+        "exclusion",
+        "first_position_share",
+        "minutes_judging",
+        "prolific_status",
+        "review_status",
+        "started_at",
+    ]
+    list_filter = ["study", "status", "exclusion", "is_preview"]
+    search_fields = ["prolific_pid", "session_id"]
+    readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "judgments_table"]
+    inlines = [AssignmentInline]
+    actions = ["exclude_by_researcher"]
+
+    def has_add_permission(self, request):
+        return False  # participants arrive from Prolific
+
+    def get_readonly_fields(self, request, obj=None):
+        # A status or exclusion typed in here would leave the cells' counters as they were (an excluded
+        # judge's places never reopened): everything is shown, and excluding is the action below.
+        fields = [f.name for f in Participant._meta.fields if f.name != "id"]
+        return [*fields, *(name for name in self.readonly_fields if name not in fields)]
+
+    @admin.action(
+        description="Exclude (their judgments leave the analysis, their places reopen)", permissions=["change"]
+    )
+    def exclude_by_researcher(self, request, queryset):
+        reopened = sum(
+            release_participant(participant=participant, exclusion=Participant.Exclusion.RESEARCHER)
+            for participant in queryset
+        )
+        self.message_user(
+            request,
+            f"{queryset.count()} participants excluded by the researcher; {reopened} judging places reopened.",
+            messages.SUCCESS,
+        )
+
+    @admin.display(description="Minutes judging", ordering="seconds_total")
+    def minutes_judging(self, participant: Participant) -> str:
+        return f"{participant.seconds_total / 60:.1f}"
+
+    @admin.display(description="Quality flags")
+    def quality_flags(self, participant: Participant) -> str:
+        if not participant.flags:
+            return "None"
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "", "<li><strong>{}</strong>: {}</li>", ((f["code"], f["reason"]) for f in participant.flags)
+            ),
+        )
+
+    @admin.display(description="Judgments (page, question, side picked, winner, seconds on page)")
+    def judgments_table(self, participant: Participant) -> str:
+        judgments = (
+            Judgment.objects.filter(assignment__participant=participant)
+            .select_related("assignment", "question", "winner__system")
+            .order_by("assignment__position", "question__position")
+        )
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    j.assignment.position,
+                    j.question.key,
+                    j.get_winner_position_display(),
+                    j.winner.system,
+                    round(j.seconds_on_page),
+                )
+                for j in judgments
+            ),
+        )
+        return format_html("<table><tbody>{}</tbody></table>", rows) if rows else "None yet"
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "question", "winner", "winner_position", "seconds_on_page", "created_at"]
+    list_filter = ["question__study", "question__key", "winner_position"]
+    list_select_related = ["assignment__participant", "question", "winner__system", "winner__vignette"]
+
+    # A judgment is what a judge chose: shown, never edited here (its form also listed every answer and
+    # assignment in drop-downs, seconds per page on a 600-judge study).
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ProlificEvent)
+class ProlificEventAdmin(admin.ModelAdmin):
+    """Webhook events as received (read-only): what Prolific told us, and when."""
+
+    list_display = ["received_at", "event_type", "resource_id", "status", "event_id"]
+    list_filter = ["event_type", "status"]
+    search_fields = ["resource_id", "event_id"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

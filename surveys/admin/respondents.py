@@ -1,0 +1,140 @@
+"""The answer-writing survey: invitations for experts, and the respondents with their pages."""
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils.html import format_html
+
+from ..models import Invitation, Respondent, RespondentTask, Study, System
+from ..respondents import invitation_errors
+
+
+class InvitationForm(forms.ModelForm):
+    class Meta:
+        model = Invitation
+        fields = ["study", "system", "label"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "system" in self.fields:
+            # Every study may have a "Philosopher": say whose each one is.
+            self.fields["system"].queryset = self.fields["system"].queryset.select_related("study")
+            self.fields["system"].label_from_instance = lambda system: f"{system} ({system.study.slug})"
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("study") and cleaned.get("system"):
+            for error in invitation_errors(study=cleaned["study"], system=cleaned["system"]):
+                self.add_error("system", error.capitalize() + ".")
+        return cleaned
+
+
+def _invitation_link(request, invitation: Invitation) -> str:
+    url = request.build_absolute_uri(
+        reverse("surveys:answering-invitation", args=[invitation.study.slug, invitation.token])
+    )
+    return format_html(
+        '<input type="text" readonly value="{}" size="48" aria-label="Invitation link" onfocus="this.select()">', url
+    )
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    form = InvitationForm
+    list_filter = ["study", "used_at"]
+    search_fields = ["label", "token"]
+    list_select_related = ["study", "system", "created_by"]
+
+    @staticmethod
+    def _link_column(request):
+        """The invitation's full link on this host, as a column or read-only field (one per request)."""
+        if not hasattr(request, "_invitation_link_column"):
+
+            def link(invitation):
+                return _invitation_link(request, invitation)
+
+            link.short_description = "Link to send (select and copy)"
+            request._invitation_link_column = link
+        return request._invitation_link_column
+
+    def get_list_display(self, request):
+        return ["__str__", "study", "system", self._link_column(request), "used", "created_by", "created_at"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["study", "system", "label"]
+        return ["study", "system", "label", self._link_column(request), "used", "created_by", "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return ["study", "system", self._link_column(request), "used", "created_by", "created_at"]
+
+    @admin.display(description="Used?")
+    def used(self, invitation: Invitation) -> str:
+        if invitation.used_at is None:
+            return "Not yet"
+        return f"Opened {invitation.used_at:%Y-%m-%d %H:%M}"
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+class RespondentTaskInline(admin.TabularInline):
+    model = RespondentTask
+    extra = 0
+    fields = ["position", "vignette", "answer", "action", "started_at", "submitted_at"]
+    readonly_fields = fields
+    can_delete = False
+
+    @admin.display(description="Action written")
+    def action(self, task: RespondentTask) -> str:
+        return task.answer.action if task.answer_id else "—"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Respondent)
+class RespondentAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "system", "status", "pages", "started_at", "finished_at"]
+    list_filter = ["study", "status", "system__kind"]
+    search_fields = ["prolific_pid", "session_id", "invitation__label"]
+    list_select_related = ["study", "system", "invitation"]
+    readonly_fields = [
+        "study",
+        "system",
+        "prolific_pid",
+        "prolific_study_id",
+        "session_id",
+        "invitation",
+        "status",
+        "consented_at",
+        "started_at",
+        "finished_at",
+    ]
+    inlines = [RespondentTaskInline]
+
+    def get_queryset(self, request):
+        pages_done = Count("tasks", filter=Q(tasks__submitted_at__isnull=False))
+        return super().get_queryset(request).annotate(pages_done=pages_done, pages_total=Count("tasks"))
+
+    @admin.display(description="Pages written")
+    def pages(self, respondent: Respondent) -> str:
+        return f"{respondent.pages_done} / {respondent.pages_total}"
+
+    def has_add_permission(self, request):
+        return False  # respondents come from the survey links
+
+    def changelist_view(self, request, extra_context=None):
+        # The link to paste into Prolific for each study's lay answers (experts get invitations).
+        query = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+        studies = Study.objects.exclude(status=Study.Status.CLOSED).filter(systems__kind=System.Kind.HUMAN).distinct()
+        links = [
+            (study, request.build_absolute_uri(reverse("surveys:answering-entry", args=[study.slug])) + query)
+            for study in studies
+        ]
+        return super().changelist_view(request, {**(extra_context or {}), "answering_links": links})

@@ -1,0 +1,251 @@
+"""Studies with their parts inline, answers side by side, status changes and Prolific actions."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from ..answers import select_answer
+from ..lifecycle import close_study, go_live, launch_warnings, missing_for_live
+from ..models import Answer, Question, Study, System, Vignette
+from ..prolific import POLICY_HELP, ProlificError, reconcile_study, review_submissions
+
+
+class QuestionInline(admin.TabularInline):
+    model = Question
+    extra = 0
+    fields = ["position", "key", "text"]
+
+
+class VignetteInline(admin.StackedInline):
+    model = Vignette
+    extra = 0
+    fields = [("position", "key", "character"), "source", "text"]
+    show_change_link = True
+
+
+class SystemInline(admin.TabularInline):
+    model = System
+    extra = 0
+    fields = ["position", "key", "label", "kind", "provider", "model", "base_url", "api_key_env", "parameters"]
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # Nine columns side by side: compact widgets keep the row within the page.
+        compact = {
+            "position": forms.NumberInput(attrs={"style": "width:4em"}),
+            **{name: forms.TextInput(attrs={"size": 14}) for name in ["key", "label", "model", "api_key_env"]},
+            "base_url": forms.URLInput(attrs={"size": 24}),
+            "parameters": forms.Textarea(attrs={"rows": 2, "cols": 24}),
+        }
+        if db_field.name in compact:
+            kwargs["widget"] = compact[db_field.name]
+        if db_field.name == "base_url":
+            kwargs["assume_scheme"] = "https"  # Django 6's default; a bare host gets https, not http
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+
+class StudyForm(forms.ModelForm):
+    """The admin builds the Meta from the fieldsets; this adds the attention options' check."""
+
+    ATTENTION_HELP = (
+        'Two options as a JSON list, e.g. ["I read the answers quickly", "I read the answers carefully"]; '
+        "the correct choice is the second. Empty ([]): these two."
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "attention_options" in self.fields:
+            self.fields["attention_options"].help_text = self.ATTENTION_HELP
+
+    def clean_attention_options(self):
+        # Anything but [] or two texts would silently show judges the default options instead.
+        options = self.cleaned_data["attention_options"]
+        if options in ([], None):
+            return []
+        two_texts = isinstance(options, list) and len(options) == 2
+        if not (two_texts and all(isinstance(o, str) and o.strip() for o in options)):
+            raise ValidationError('Give exactly two options as a JSON list of texts, e.g. ["No", "Yes"], or [].')
+        return options
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
+    list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
+    list_filter = ["status"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link"]
+    inlines = [QuestionInline, VignetteInline, SystemInline]
+    actions = ["make_live", "make_closed", "review_on_prolific", "reconcile_with_prolific"]
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
+        (
+            "Design",
+            {
+                "fields": [
+                    "repetitions",
+                    "vignettes_per_participant",
+                    "order_rule",
+                    "answers_per_respondent",
+                    "reservation_minutes",
+                ]
+            },
+        ),
+        (
+            "Quality and Prolific policy",
+            {
+                "description": POLICY_HELP,
+                "fields": [
+                    "minimum_seconds",
+                    "fast_fraction_of_median",
+                    "estimated_minutes",
+                    "attention_prompt",
+                    "attention_options",
+                    "invalid_policy",
+                    "prolific_study_id",
+                    "completion_code",
+                    "failed_attention_code",
+                    "no_consent_code",
+                    "screened_out_code",
+                ],
+            },
+        ),
+        ("LLM instrument", {"classes": ["collapse"], "fields": ["system_prompt", "user_prompt"]}),
+        ("History", {"classes": ["collapse"], "fields": ["went_live_at", "closed_at"]}),
+    ]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        if "reference_system" in form.base_fields:
+            systems = System.objects.filter(study=obj) if obj else System.objects.none()
+            form.base_fields["reference_system"].queryset = systems
+        return form
+
+    @admin.display(description="Ready to go live?")
+    def readiness(self, study: Study) -> str:
+        if study.pk is None or study.status != Study.Status.DRAFT:
+            return "—"
+        problems = missing_for_live(study)
+        notes = "".join(f" Note: {warning}." for warning in launch_warnings(study))
+        return ("Yes." if not problems else "Missing: " + "; ".join(problems) + ".") + notes
+
+    @admin.display(description="Answers")
+    def answers_link(self, study: Study) -> str:
+        if study.pk is None:
+            return "—"
+        return format_html(
+            '<a href="{}">All answers, side by side per vignette</a> · <a href="{}">Collect LLM answers</a>'
+            ' · <a href="{}">Dashboard</a>',
+            reverse("admin:surveys_study_answers", args=[study.pk]),
+            # By URL name: surveys does not import llm_collect or analysis.
+            reverse("admin:llm_collect_collectionrun_start") + f"?study={study.pk}",
+            reverse("analysis:study", args=[study.slug]),
+        )
+
+    @admin.action(description="Go live (checks that every system × vignette has a selected answer)")
+    def make_live(self, request, queryset):
+        self._change_status(request, queryset, go_live, "is live")
+        for study in queryset.filter(status=Study.Status.LIVE):
+            for warning in launch_warnings(study):
+                self.message_user(request, f"Study '{study.slug}': {warning}.", messages.WARNING)
+
+    @admin.action(description="Close")
+    def make_closed(self, request, queryset):
+        self._change_status(request, queryset, close_study, "is closed")
+
+    @admin.action(
+        description="Review submissions on Prolific (approve valid, handle invalid by policy)",
+        permissions=["change"],
+    )
+    def review_on_prolific(self, request, queryset):
+        for study in queryset:
+            report = review_submissions(study=study, user=request.user)
+            acted = report.calls or report.failed
+            for line in report.messages:
+                self.message_user(request, line, messages.WARNING if report.failed or not acted else messages.INFO)
+            if not acted:
+                continue  # refused before any call (no study id, no token, nothing to review): no "0 approved"
+            summary = (
+                f"Study '{study.slug}': {report.approved} approved, {report.rejected} rejected, "
+                f"{report.returns_requested} asked to return, {report.failed} failed."
+            )
+            self.message_user(request, summary, messages.ERROR if report.failed else messages.SUCCESS)
+
+    @admin.action(description="Reconcile with Prolific now", permissions=["change"])
+    def reconcile_with_prolific(self, request, queryset):
+        for study in queryset:
+            try:
+                result = reconcile_study(study=study)
+            except ProlificError as exc:
+                self.message_user(request, f"Study '{study.slug}': {exc}", messages.ERROR)
+            else:
+                self.message_user(request, str(result), messages.SUCCESS)
+
+    def _change_status(self, request, queryset, change, done: str) -> None:
+        for study in queryset:
+            try:
+                change(study=study)
+            except ValidationError as exc:
+                self.message_user(request, " ".join(exc.messages), messages.ERROR)
+            else:
+                self.message_user(request, f"Study '{study.slug}' {done}.", messages.SUCCESS)
+
+    def get_urls(self):
+        own = [
+            path(
+                "<int:study_id>/answers/",
+                self.admin_site.admin_view(self.answers_view),
+                name="surveys_study_answers",
+            ),
+            path(
+                "<int:study_id>/answers/<int:answer_id>/select/",
+                self.admin_site.admin_view(self.select_view),
+                name="surveys_study_select_answer",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def answers_view(self, request, study_id: int):
+        """Every system's answers to each vignette side by side, with the selected one marked."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not self.has_view_permission(request, study):
+            raise PermissionDenied
+        systems = list(study.systems.all())
+        answers = (
+            Answer.objects.for_study(study)
+            .select_related("system", "vignette", "selected_by")
+            .prefetch_related("features")
+        )
+        grid: dict[int, dict[int, list[Answer]]] = {}
+        for answer in answers:
+            grid.setdefault(answer.vignette_id, {}).setdefault(answer.system_id, []).append(answer)
+        rows = [
+            {"vignette": v, "columns": [{"system": s, "answers": grid.get(v.pk, {}).get(s.pk, [])} for s in systems]}
+            for v in study.vignettes.all()
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "study": study,
+            "systems": systems,
+            "rows": rows,
+            "title": f"Answers of {study.name}",
+            "can_select": study.status == Study.Status.DRAFT and self.has_change_permission(request, study),
+        }
+        return TemplateResponse(request, "admin/surveys/study_answers.html", context)
+
+    def select_view(self, request, study_id: int, answer_id: int):
+        answer = get_object_or_404(Answer, pk=answer_id, vignette__study_id=study_id)
+        if request.method != "POST" or not self.has_change_permission(request, answer.vignette.study):
+            return redirect("admin:surveys_study_answers", study_id)
+        try:
+            select_answer(answer=answer, user=request.user)
+        except ValidationError as exc:
+            self.message_user(request, " ".join(exc.messages), messages.ERROR)
+        else:
+            self.message_user(request, f"Selected {answer} for judging.", messages.SUCCESS)
+        return redirect(reverse("admin:surveys_study_answers", args=[study_id]) + f"#vignette-{answer.vignette_id}")
