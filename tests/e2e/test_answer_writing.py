@@ -53,9 +53,9 @@ def test_a_prolific_respondent_writes_m_answers_with_the_live_weight_check_and_r
     page.get_by_label("I agree to take part").check()
     page.get_by_role("button", name="Continue").click()
 
-    expect(page.get_by_role("heading", name="Story 1 of 2")).to_be_visible()
+    expect(page.get_by_role("heading", name="Scenario 1 of 2")).to_be_visible()
     write_page(page, weights=[60, 40], check_live_total=True)
-    expect(page.get_by_role("heading", name="Story 2 of 2")).to_be_visible()
+    expect(page.get_by_role("heading", name="Scenario 2 of 2")).to_be_visible()
     write_page(page, weights=[50, 30, 20], check_live_total=False)
 
     page.wait_for_url(re.compile(r"^https://app\.prolific\.com/"))
@@ -115,7 +115,7 @@ def test_on_a_phone_the_pages_fit_the_screen_and_work_from_the_keyboard(live_ser
     expect(page.get_by_role("button", name="Continue")).to_be_focused()
     page.keyboard.press("Enter")
 
-    expect(page.get_by_role("heading", name="Story 1 of 1")).to_be_visible()
+    expect(page.get_by_role("heading", name="Scenario 1 of 1")).to_be_visible()
     expect(page.locator(".vignette")).to_contain_text("<b>Sam</b> found a wallet.")  # shown as text, not markup
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
