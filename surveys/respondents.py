@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from .answers import FeatureIn, create_answer
+from .services.answers import FeatureIn, create_answer
 from .models import Answer, Invitation, Respondent, RespondentTask, Study, System
 
 # Prolific's ids (participant, study, submission) are 24 hexadecimal characters.

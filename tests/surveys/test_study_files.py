@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from surveys.models import Answer, Cell, Feature, Study
-from surveys.study_files import StudyFileError, export_study, import_study
+from surveys.services.study_files import StudyFileError, export_study, import_study
 
 DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
 

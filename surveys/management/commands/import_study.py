@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from surveys.study_files import StudyFileError, import_study, parse_study_file
+from surveys.services.study_files import StudyFileError, import_study, parse_study_file
 
 
 class Command(BaseCommand):
