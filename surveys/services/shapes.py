@@ -29,6 +29,7 @@ def shown(value: Any) -> str:
 
 
 def _storable(text: str) -> str:
+    """The text, if both databases can store it."""
     # PostgreSQL refuses both in text columns; SQLite would store them, so both databases refuse them here.
     if "\x00" in text:
         raise PydanticCustomError("nul_character", "must not hold a NUL character (\\u0000)")
@@ -59,28 +60,32 @@ RequiredText = Annotated[Text, AfterValidator(_required)]
 
 def _storable_json(value: Any) -> Any:
     """A JSON value the database can store: finite numbers, storable text, not nested without end."""
-    pending = [(value, "", 0)]
-    while pending:
-        item, where, depth = pending.pop()
-        if depth > MAX_JSON_DEPTH:
+    pending: list[tuple[Any, tuple]] = [(value, ())]
+    while pending:  # not recursive: the value may be deep
+        item, loc = pending.pop()
+        where = place(loc) or "the top"
+        if len(loc) > MAX_JSON_DEPTH:
             raise PydanticCustomError("too_deep", "nests deeper than {depth} levels", {"depth": MAX_JSON_DEPTH})
-        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
-        for key, child in children:
-            if isinstance(key, str):
-                _storable_at(key, f"{where}.{key}", "key")
-            pending.append((child, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}", depth + 1))
-        if isinstance(item, str):
-            _storable_at(item, where, "text")
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise PydanticCustomError("not_finite", "{where}: {value} is not a number JSON can hold", {"where": where, "value": item})
+        if isinstance(item, str) and not is_storable(item):
+            raise PydanticCustomError("unstorable", "the text at {where} is not storable (NUL or lone surrogate)", {"where": where})
+        if isinstance(item, float) and not math.isfinite(item):
+            raise PydanticCustomError("not_finite", "{where} is {value}, which JSON cannot hold", {"where": where, "value": item})
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str) or not is_storable(key):
+                    raise PydanticCustomError("unstorable", "a key at {where} is not storable text", {"where": where})
+                pending.append((child, (*loc, key)))
+        elif isinstance(item, list):
+            pending.extend((child, (*loc, index)) for index, child in enumerate(item))
     return value
 
 
-def _storable_at(text: str, where: str, what: str) -> None:
+def is_storable(text: str) -> bool:
     try:
         _storable(text)
-    except PydanticCustomError as exc:
-        raise PydanticCustomError("unstorable", "{what} at {where} {problem}", {"what": what, "where": where.lstrip(".") or "top", "problem": exc.message()}) from None
+    except PydanticCustomError:
+        return False
+    return True
 
 
 JsonObject = Annotated[dict[str, Any], Strict(), AfterValidator(_storable_json)]

@@ -9,7 +9,10 @@ from django.core.management import CommandError, call_command
 from surveys.models import Answer, Cell, Feature, Study
 from surveys.services.study_files import StudyFileError, export_study, import_study
 
-DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "surveys" / "demo" / "demo.study.json"
+EXAMPLE = ROOT / "surveys" / "demo" / "example.study.json"
+PAPER = ROOT / "tests" / "fixtures" / "paper"
 
 
 def demo_data() -> dict:
@@ -45,14 +48,27 @@ def test_export_then_import_under_a_new_slug_gives_the_same_study(tmp_path):
 
 
 @pytest.mark.django_db
-def test_a_file_with_weights_that_do_not_add_up_writes_nothing():
+def test_a_file_with_weights_that_do_not_add_up_names_the_answers_features_and_writes_nothing():
     data = demo_data()
     data["answers"][3]["features"][1]["weight"] -= 10
     with pytest.raises(StudyFileError) as caught:
         import_study(data)
-    last = len(data["answers"][3]["features"]) - 1
-    assert f"answers[3].features[{last}].weight: weights sum to 90, not 100" in caught.value.errors
+    assert caught.value.errors == ["answers[3].features: weights sum to 90, not 100"]
     assert Study.objects.count() == 0 and Answer.objects.count() == 0 and Feature.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_zero_weight_in_a_file_is_refused_at_that_feature():
+    data = demo_data()
+    features = data["answers"][3]["features"]
+    features[0]["weight"] += features[1]["weight"]
+    features[1]["weight"] = 0  # the sum still holds: only the zero is wrong
+    with pytest.raises(StudyFileError) as caught:
+        import_study(data)
+    assert caught.value.errors == [
+        "answers[3].features[1].weight: 0 is outside 1–100: every feature named carries some weight"
+    ]
+    assert Study.objects.count() == 0
 
 
 @pytest.mark.django_db
@@ -61,7 +77,7 @@ def test_a_file_with_weights_that_do_not_add_up_writes_nothing():
     [
         (lambda d: d["answers"][0].update(system="nobody"), "answers[0].system: unknown system 'nobody'"),
         (lambda d: d["systems"][1].update(key=d["systems"][0]["key"]), "systems[1].key: duplicate key 'gpt-4o'"),
-        (lambda d: d.update(reference_system="ghost"), "reference_system: 'ghost' is not one of the study's systems"),
+        (lambda d: d.update(reference_system="ghost"), "study.reference_system: 'ghost' is not one of the study's"),
         (lambda d: d.pop("reference_system"), "study.reference_system: is required"),
         (lambda d: d["design"].update(order="random"), "design.order: 'random' is not one of"),
         (lambda d: d["answers"][2]["features"].extend([{"feature": "x", "weight": 0}] * 4), "at most 5 features"),
@@ -129,14 +145,9 @@ def test_an_export_holds_every_stored_answer_with_its_selected_flag():
     assert all(a["selected"] for a in exported["answers"])
 
 
-PAPER = Path(__file__).resolve().parents[3] / "shared" / "paper"
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", ["exp1.study.json", "exp2.study.json"])
-def test_the_source_study_files_round_trip_when_they_are_at_hand(name, tmp_path):
-    if not (PAPER / name).exists():
-        pytest.skip("the source study's materials are not beside this checkout")
+def test_the_source_study_files_import_and_round_trip(name, tmp_path):
     call_command("import_study", str(PAPER / name), stdout=io.StringIO())
     original = json.loads((PAPER / name).read_text(encoding="utf-8"))
     exported = export_json(original["slug"])

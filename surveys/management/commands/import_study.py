@@ -16,6 +16,8 @@ class Command(BaseCommand):
             study = import_study(parse_study_file(file.read_text(encoding="utf-8")))
         except OSError as exc:
             raise CommandError(f"{file}: cannot read the file ({exc.strerror})") from exc
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"{file}: not UTF-8 text (byte {exc.start} cannot be read)") from exc
         except StudyFileError as exc:
             raise CommandError(f"{file}: nothing was imported.\n" + "\n".join(exc.errors)) from exc
         self.stdout.write(

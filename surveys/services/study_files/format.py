@@ -11,6 +11,7 @@ it, export writes it, the checks follow the model field; describe it in docs/stu
 """
 
 import math
+import re
 from typing import Annotated, Any, ClassVar
 
 from django.core.exceptions import FieldDoesNotExist
@@ -31,7 +32,10 @@ from ..shapes import JsonObject, RequiredText, Text, WholeNumber, shown
 INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
 
 
-def _database_problem(field: models.Field, value: Any) -> str | None:
+SLUG = (slug_re, "letters a–z, digits, hyphens and underscores")  # keys that go into URLs
+
+
+def _database_problem(field: models.Field, value: Any, slug: tuple[re.Pattern, str] = SLUG) -> str | None:
     """Why a value cannot fill this database field, or None."""
     if isinstance(value, str):
         if not value:
@@ -40,8 +44,8 @@ def _database_problem(field: models.Field, value: Any) -> str | None:
             return f"must be at most {field.max_length} characters, not {len(value)}"
         if field.choices and value not in {choice for choice, _ in field.flatchoices}:
             return f"{shown(value)} is not one of {', '.join(choice for choice, _ in field.flatchoices)}"
-        if isinstance(field, models.SlugField) and not slug_re.match(value):
-            return f"{shown(value)} may hold only letters a–z, digits, hyphens and underscores"
+        if isinstance(field, models.SlugField) and not slug[0].match(value):
+            return f"{shown(value)} may hold only {slug[1]}"
         if isinstance(field, models.URLField):
             try:
                 URLValidator()(value)
@@ -61,6 +65,7 @@ class FileObject(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_by_alias=True, validate_by_name=False)
     fills: ClassVar[type[models.Model] | None] = None  # the table whose fields this object's keys fill
+    slug_rule: ClassVar[tuple[re.Pattern, str]] = SLUG  # what a slug field of this object may hold
 
     @field_validator("*")
     @classmethod
@@ -69,7 +74,7 @@ class FileObject(BaseModel):
             field = cls.fills._meta.get_field(info.field_name) if cls.fills else None
         except FieldDoesNotExist:
             field = None
-        problem = field and not field.is_relation and _database_problem(field, value)
+        problem = field and not field.is_relation and _database_problem(field, value, cls.slug_rule)
         if problem:
             raise PydanticCustomError("database_field", problem)
         return value
@@ -175,6 +180,8 @@ def _empty(value: Any) -> bool:
 
 class SystemEntry(FileObject):
     fills = System
+    # A system's key is often its model's name (the source study's `llama-3.3`); it never goes into a URL.
+    slug_rule = (re.compile(r"^[-\w.]+\Z", re.ASCII), "letters a–z, digits, hyphens, underscores and dots")
     key: RequiredText
     label: RequiredText
     kind: Text = System.Kind.LLM

@@ -9,8 +9,10 @@ import difflib
 import json
 from typing import Any
 
-from ..shapes import ShapeError, describe, place
+from ..shapes import ShapeError, describe, is_storable, place
 from .format import SETTING_BLOCKS, StudyFile
+
+MAX_NESTING = 64  # a study file needs 5 levels (answers[i].features[j]); system parameters a few more
 
 
 class StudyFileError(Exception):
@@ -33,14 +35,16 @@ def parse_study_file(text: str) -> dict:
             result[key] = value
         return result
 
+    too_deep = _nesting_beyond(text, MAX_NESTING)
+    if too_deep:  # json would recurse until Python's stack gives out
+        line, column = too_deep
+        raise StudyFileError([f"line {line} column {column}: nested more than {MAX_NESTING} levels deep"])
     try:
         data = json.loads(text, object_pairs_hook=object_noting_repeats)
     except json.JSONDecodeError as exc:
         raise StudyFileError([f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"]) from exc
-    except RecursionError:
-        raise StudyFileError(["the file nests lists and objects too deeply to read (a study file needs 5 levels)"]) from None
-    except ValueError as exc:  # e.g. a number with more digits than Python will read
-        raise StudyFileError([f"not valid JSON ({exc})"]) from exc
+    except ValueError as exc:  # a number of more than 4,300 digits, which Python will not read
+        raise StudyFileError([f"not valid JSON ({str(exc).split(':')[0]})"]) from exc
     if not isinstance(data, dict):
         raise StudyFileError(["the file must hold one JSON object"])
     if repeated:
@@ -48,23 +52,52 @@ def parse_study_file(text: str) -> dict:
     return data
 
 
+def _nesting_beyond(text: str, most: int) -> tuple[int, int] | None:
+    """Line and column where lists and objects nest deeper than `most`, outside strings; else None."""
+    depth, in_string, escaped, line, line_start = 0, False, False, 1, -1
+    for index, char in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > most:
+                return line, index - line_start
+        elif char in "]}":
+            depth -= 1
+        if char == "\n":
+            line, line_start = line + 1, index
+    return None
+
+
 def _repeated_keys(data: dict, repeated: dict[int, list[str]]) -> list[str]:
-    errors, pending = [], [(data, ())]
-    while pending:  # not recursive: the parsed file may be deep
+    return sorted(
+        f"{_place_in_file(loc)}: the key is given more than once (only the last would count)"
+        for loc, value in _objects(data)
+        for loc in [loc + (key,) for key in repeated.get(id(value), [])]
+    )
+
+
+def _objects(data: Any):
+    """Every JSON object in the data with its location, the top one first (not recursive: data may be deep)."""
+    pending = [(data, ())]
+    while pending:
         value, loc = pending.pop()
         if isinstance(value, dict):
-            for key in repeated.get(id(value), []):
-                errors.append(f"{place(loc + (key,)) or 'study'}: the key is given more than once (only the last would count)")
-            pending.extend((child, loc + (key,)) for key, child in value.items())
+            yield loc, value
+            pending.extend((child, (*loc, key)) for key, child in value.items())
         elif isinstance(value, list):
-            pending.extend((child, loc + (index,)) for index, child in enumerate(value))
-    return sorted(errors)
+            pending.extend((child, (*loc, index)) for index, child in enumerate(value))
 
 
 def read_study_file(data: Any) -> StudyFile:
     """The checked study file; StudyFileError lists every problem, each with its place."""
     if not isinstance(data, dict):
         raise StudyFileError(["the file must hold one JSON object"])
+    odd_keys = [_place_in_file((*loc, key), unknown=True) for loc, value in _objects(data) for key in value if not is_storable(key)]
+    if odd_keys:  # pydantic cannot read such a key at all, so name it before the shapes are checked
+        raise StudyFileError([f"{where}: a key must be Unicode text without NUL characters" for where in odd_keys])
     try:
         study_file = StudyFile.model_validate(data)
     except ShapeError as error:
@@ -92,10 +125,14 @@ def _in_words(problem) -> str:
         what = "setting" if len(loc) == 2 and loc[0] in SETTING_BLOCKS else "key"
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
         message = f"unknown {what} ({f'did you mean {close[0]!r}?' if close else 'known: ' + ', '.join(known)})"
-    # The study's own values are named `study.…`; blocks and lists by their key (`design.order`, `answers[3]`).
-    if len(loc) == 1 and problem["type"] != "extra_forbidden" and _object_at(loc) is None:
+    return f"{_place_in_file(loc, unknown=problem['type'] == 'extra_forbidden')}: {message}"
+
+
+def _place_in_file(loc: tuple, *, unknown: bool = False) -> str:
+    """The study's own values are named `study.…`; blocks and lists by their key (`design.order`, `answers[3]`)."""
+    if len(loc) == 1 and not unknown and _object_at(loc) is None:
         loc = ("study", *loc)
-    return f"{place(loc) or 'study'}: {message}"
+    return place(loc) or "study"
 
 
 def _keys_of(shape) -> list[str]:
