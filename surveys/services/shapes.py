@@ -50,7 +50,7 @@ WholeNumber = Annotated[int, Strict()]  # not true/false, not 2.0, not "2"
 
 
 def _required(text: str) -> str:
-    if not text:
+    if not text.strip():
         raise PydanticCustomError("required", "is required")
     return text
 

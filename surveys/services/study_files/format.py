@@ -38,10 +38,12 @@ SLUG = (slug_re, "letters a–z, digits, hyphens and underscores")  # keys that 
 def _database_problem(field: models.Field, value: Any, slug: tuple[re.Pattern, str] = SLUG) -> str | None:
     """Why a value cannot fill this database field, or None."""
     if isinstance(value, str):
-        if not value:
-            return None if field.blank else "is required"
+        if not value.strip() and not field.blank:
+            return "is required"
         if field.max_length and len(value) > field.max_length:
             return f"must be at most {field.max_length} characters, not {len(value)}"
+        if value == "":
+            return None  # a field that may be blank
         if field.choices and value not in {choice for choice, _ in field.flatchoices}:
             return f"{shown(value)} is not one of {', '.join(choice for choice, _ in field.flatchoices)}"
         if isinstance(field, models.SlugField) and not slug[0].match(value):
