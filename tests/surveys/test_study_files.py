@@ -1,13 +1,23 @@
 import copy
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from surveys.models import Answer, Cell, Feature, Study
-from surveys.services.study_files import StudyFileError, export_study, import_study
+from surveys.services.answers import FeatureIn
+from surveys.services.study_files import StudyFileError, export_study, import_study, parse_study_file
+from surveys.services.study_files.format import (
+    SETTING_BLOCKS,
+    AnswerEntry,
+    QuestionEntry,
+    StudyFile,
+    SystemEntry,
+    VignetteEntry,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "surveys" / "demo" / "demo.study.json"
@@ -258,3 +268,33 @@ def test_bad_settings_are_named_by_place_and_write_nothing(break_it, message):
         import_study(data)
     assert any(error.startswith(message) for error in caught.value.errors), caught.value.errors
     assert Study.objects.count() == 0
+
+
+DOCS = ROOT / "docs" / "study-files.md"
+
+
+@pytest.mark.django_db
+def test_the_example_study_file_beside_the_demo_imports_as_a_live_study_and_round_trips():
+    example = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    study = import_study(example)
+    assert (study.slug, study.status) == ("workplace-pilot", Study.Status.LIVE)
+    assert study.vignettes.count() == 2 and study.systems.count() == 3 and study.questions.count() == 5
+    assert Cell.objects.filter(study=study).count() == 6  # 3 system pairs × 2 vignettes
+    exported = export_study(study)
+    assert exported["systems"] == example["systems"] and exported["design"] == example["design"]
+    assert len(exported["answers"]) == len(example["answers"]) == 7
+
+
+@pytest.mark.django_db
+def test_the_example_in_the_format_documentation_imports():
+    block = DOCS.read_text(encoding="utf-8").split("```json\n", 1)[1].split("```", 1)[0]
+    study = import_study(parse_study_file(block))
+    assert study.slug == "library-pilot" and study.answers_per_respondent == 1
+    assert [a.features.count() for a in Answer.objects.for_study(study).order_by("system__position")] == [2, 1]
+
+
+def test_the_format_documentation_names_every_key_of_the_format():
+    documented = set(re.findall(r"`([a-z_]+)`", DOCS.read_text(encoding="utf-8")))
+    shapes = [StudyFile, *SETTING_BLOCKS.values(), QuestionEntry, VignetteEntry, SystemEntry, AnswerEntry, FeatureIn]
+    keys = {field.alias or name for shape in shapes for name, field in shape.model_fields.items()}
+    assert keys - documented == set()
