@@ -132,7 +132,9 @@ def parse_answer(text: str) -> ParsedAnswer:
     try:
         shape = AnswerShape.model_validate(
             {
-                "features": [{"feature": n, "weight": w, "reason": r} for n, w, r in zip(names, final, reasons, strict=True)],
+                "features": [
+                    {"feature": n, "weight": w, "reason": r} for n, w, r in zip(names, final, reasons, strict=True)
+                ],
                 "action": action,
                 "additional_information": additional,
             }

@@ -34,14 +34,12 @@ class ConstraintsInWords:
         return error
 
 
-class FeatureForm(ConstraintsInWords, forms.ModelForm):
-    class Meta:
-        model = Feature
-        fields = ["feature", "weight", "reason"]
-
+class FeatureForm(ConstraintsInWords, forms.ModelForm):  # the inline gives it its model and fields
     def has_changed(self):
         # A row whose position the formset renumbered must be saved even when nothing typed changed.
-        return super().has_changed() or (self.instance.pk is not None and self.instance.position != self.initial_position)
+        return super().has_changed() or (
+            self.instance.pk is not None and self.instance.position != self.initial_position
+        )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -59,14 +57,19 @@ class FeatureFormSet(forms.BaseInlineFormSet):
         if any(form.errors for form in kept):
             return  # each row's own errors first; its totals mean little yet
         try:
-            validate_features([{name: form.cleaned_data.get(name) or "" for name in ("feature", "reason")}
-                               | {"weight": form.cleaned_data.get("weight")} for form in kept])
+            validate_features(
+                [
+                    {name: form.cleaned_data.get(name) or "" for name in ("feature", "reason")}
+                    | {"weight": form.cleaned_data.get("weight")}
+                    for form in kept
+                ]
+            )
         except ShapeError as error:
             whole = []
             for problem in error.errors():
                 if problem["loc"]:
-                    row, name = problem["loc"][:2]
-                    kept[row].add_error(name if name in kept[row].fields else None, sentence(describe(problem)))
+                    index, name = problem["loc"][:2]
+                    kept[index].add_error(name if name in kept[index].fields else None, sentence(describe(problem)))
                 else:
                     whole.append(sentence(describe(problem)))
             if whole:
@@ -94,10 +97,8 @@ class FeatureInline(admin.TabularInline):
         return not self._frozen(obj) and super().has_delete_permission(request, obj)
 
 
-class AnswerForm(ConstraintsInWords, forms.ModelForm):
-    class Meta:
-        model = Answer
-        fields = "__all__"
+class AnswerForm(ConstraintsInWords, forms.ModelForm):  # the admin gives it its model and fields
+    pass
 
 
 @admin.register(Answer)

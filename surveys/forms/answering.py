@@ -107,13 +107,14 @@ class AnswerForm(forms.Form):
         except ShapeError as error:
             for problem in error.errors():
                 if problem["loc"]:
-                    row, name = problem["loc"][:2]
-                    self.add_error(f"{name}_{numbers[row]}", WEIGHT_WORDS if name == "weight" else sentence(describe(problem)))
+                    index, name = problem["loc"][:2]
+                    self.add_error(
+                        f"{name}_{numbers[index]}", WEIGHT_WORDS if name == "weight" else sentence(describe(problem))
+                    )
                 elif problem["type"] == "weights_total":
-                    total = sum(row["weight"] for row in rows)
                     self.add_error(
                         None,
-                        f"Weights: {total} / {WEIGHT_TOTAL}. The weights must add up to exactly {WEIGHT_TOTAL}; "
+                        f"Weights: {problem['ctx']['total']} / {WEIGHT_TOTAL}. The weights must add up to exactly {WEIGHT_TOTAL}; "
                         "please change them. Everything you typed is kept.",
                     )
                 else:

@@ -36,7 +36,9 @@ def _storable(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise PydanticCustomError("lone_surrogate", "must be Unicode text, not hold a lone surrogate such as \\ud800")
+        raise PydanticCustomError(
+            "lone_surrogate", "must be Unicode text, not hold a lone surrogate such as \\ud800"
+        ) from None
     return text
 
 
@@ -67,9 +69,13 @@ def _storable_json(value: Any) -> Any:
         if len(loc) > MAX_JSON_DEPTH:
             raise PydanticCustomError("too_deep", "nests deeper than {depth} levels", {"depth": MAX_JSON_DEPTH})
         if isinstance(item, str) and not is_storable(item):
-            raise PydanticCustomError("unstorable", "the text at {where} is not storable (NUL or lone surrogate)", {"where": where})
+            raise PydanticCustomError(
+                "unstorable", "the text at {where} is not storable (NUL or lone surrogate)", {"where": where}
+            )
         if isinstance(item, float) and not math.isfinite(item):
-            raise PydanticCustomError("not_finite", "{where} is {value}, which JSON cannot hold", {"where": where, "value": item})
+            raise PydanticCustomError(
+                "not_finite", "{where} is {value}, which JSON cannot hold", {"where": where, "value": item}
+            )
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str) or not is_storable(key):

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from surveys.models import Answer
-from tests.surveys.test_admin import _answer_form, _FormFields, researcher  # noqa: F401  (a fixture)
+from tests.surveys.test_admin import _answer_form, _FormFields, researcher  # noqa: F401  (a fixture, used by name)
 
 
 def _features(answer: Answer) -> list[tuple]:
@@ -21,7 +21,8 @@ def _add_rows(data: dict, rows: list[tuple[str, str]]) -> dict:
 
 
 @pytest.mark.django_db
-def test_a_new_answer_gets_feature_positions_one_to_n_in_page_order(client, researcher, study):  # noqa: F811
+@pytest.mark.usefixtures("researcher")
+def test_a_new_answer_gets_feature_positions_one_to_n_in_page_order(client, study):
     system, vignette = study.systems.get(key="alpha"), study.vignettes.get(key="v1")
     url = reverse("admin:surveys_answer_add")
     fields = _FormFields()
@@ -36,7 +37,8 @@ def test_a_new_answer_gets_feature_positions_one_to_n_in_page_order(client, rese
 
 
 @pytest.mark.django_db
-def test_deleting_a_feature_closes_the_gap_and_a_new_row_comes_last(client, researcher, study):  # noqa: F811
+@pytest.mark.usefixtures("researcher")
+def test_deleting_a_feature_closes_the_gap_and_a_new_row_comes_last(client, study):
     answer = Answer.objects.filter(vignette__study=study).first()  # honesty 60 at 1, harm 40 at 2
     url, data = _answer_form(client, answer)
     data.update({"features-0-DELETE": "on", "_save": "Save"})  # harm, untouched, moves up to 1
@@ -54,7 +56,8 @@ def test_deleting_a_feature_closes_the_gap_and_a_new_row_comes_last(client, rese
         ({"features-0-weight": "101", "features-1-weight": "-1"}, "A weight is a whole number from 1 to 100."),
     ],
 )
-def test_a_broken_database_rule_is_a_form_error_in_words_not_a_constraint_name(client, researcher, study, change, words):  # noqa: F811
+@pytest.mark.usefixtures("researcher")
+def test_a_broken_database_rule_is_a_form_error_in_words_not_a_constraint_name(client, study, change, words):
     answer = Answer.objects.filter(vignette__study=study).first()
     url, data = _answer_form(client, answer)
     response = client.post(url, {**data, **change, "_save": "Save"})

@@ -10,7 +10,7 @@ from llm_collect.parsing import ParseError, parse_answer
 from surveys.models import Answer
 from surveys.services.answers import FeatureIn, answer_json_schema, gemini_answer_schema
 from surveys.services.shapes import ShapeError
-from tests.surveys.test_admin import _answer_form, researcher  # noqa: F401  (a fixture)
+from tests.surveys.test_admin import _answer_form, researcher  # noqa: F401  (a fixture, used by name)
 from tests.surveys.test_respondents import answer_post, answering_study, consented, page
 
 # What the providers accept, written out by hand from their documentation: OpenAI Structured Outputs
@@ -72,7 +72,10 @@ def test_the_schema_sent_to_gemini_is_the_openapi_subset_it_accepts():
 
 def test_a_reply_written_to_the_schema_is_a_valid_answer_and_one_that_is_not_is_refused_by_both():
     reply = {
-        "features": [{"feature": "honesty", "weight": 70, "reason": "trust"}, {"feature": "harm", "weight": 30, "reason": ""}],
+        "features": [
+            {"feature": "honesty", "weight": 70, "reason": "trust"},
+            {"feature": "harm", "weight": 30, "reason": ""},
+        ],
         "action": "Tell the truth.",
         "additional_information": "",
     }
@@ -88,7 +91,9 @@ def test_a_zero_weight_is_refused_by_the_services_and_in_llm_replies():
         FeatureIn(feature="harm", weight=0)
 
     with pytest.raises(ParseError, match=r"features\[1\]\.weight: 0 is outside 1–100"):
-        parse_answer(json.dumps({"features": [{"feature": "a", "weight": 100}, {"feature": "b", "weight": 0}], "action": "x"}))
+        parse_answer(
+            json.dumps({"features": [{"feature": "a", "weight": 100}, {"feature": "b", "weight": 0}], "action": "x"})
+        )
 
 
 @pytest.mark.django_db
@@ -104,7 +109,8 @@ def test_a_respondent_cannot_give_a_feature_a_weight_of_zero(client):
 
 
 @pytest.mark.django_db
-def test_a_researcher_cannot_give_a_feature_a_weight_of_zero_in_the_admin(client, researcher, study):  # noqa: F811
+@pytest.mark.usefixtures("researcher")
+def test_a_researcher_cannot_give_a_feature_a_weight_of_zero_in_the_admin(client, study):
     answer = Answer.objects.filter(vignette__study=study).first()
     url, data = _answer_form(client, answer)
     data.update({"features-0-weight": "100", "features-1-weight": "0", "_save": "Save"})

@@ -7,7 +7,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from surveys.services.answers import FeatureIn, create_answer
 from surveys.models import Answer, Invitation, Respondent, RespondentTask, Study, System
 from surveys.respondents import (
     EntryError,
@@ -17,6 +16,7 @@ from surveys.respondents import (
     start_prolific_respondent,
     submit_answer,
 )
+from surveys.services.answers import FeatureIn, create_answer
 from tests.conftest import make_study
 
 PID = "5f1e0c7a9b3d2e4f6a8b0c1d"
@@ -124,8 +124,14 @@ def test_a_submitted_answer_is_an_answer_of_the_respondents_system_with_the_next
     lay = study.systems.get(key="lay")
     respondent = start(study, 1)
     task = respondent.tasks.get()
-    create_answer(system=lay, vignette=task.vignette, features=[FeatureIn(feature="harm", weight=100)], action="imported")
-    submit_answer(task=task, features=[FeatureIn(feature="honesty", weight=70, reason="trust"), FeatureIn(feature="harm", weight=30)], action="Tell")
+    create_answer(
+        system=lay, vignette=task.vignette, features=[FeatureIn(feature="harm", weight=100)], action="imported"
+    )
+    submit_answer(
+        task=task,
+        features=[FeatureIn(feature="honesty", weight=70, reason="trust"), FeatureIn(feature="harm", weight=30)],
+        action="Tell",
+    )
     task.refresh_from_db()
     assert task.answer.system == lay and task.answer.origin == Answer.Origin.RESPONDENT
     assert task.answer.sample == 2

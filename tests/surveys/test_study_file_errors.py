@@ -54,7 +54,10 @@ CASES = [
     (lambda d: d["systems"][1].update(api_key_env="K" * 65), "systems[1].api_key_env: must be at most 64 characters"),
     (lambda d: d.update(name="Demo\x00"), "study.name: must not hold a NUL character"),
     (lambda d: features_of(d)[0].update(feature="harm\x00"), "answers[0].features[0].feature: must not hold a NUL"),
-    (lambda d: d["systems"][0].update(parameters={"stop": ["\x00"]}), "systems[0].parameters: the text at stop[0] is not"),
+    (
+        lambda d: d["systems"][0].update(parameters={"stop": ["\x00"]}),
+        "systems[0].parameters: the text at stop[0] is not",
+    ),
     (lambda d: d["design"].update(repetitions=10**30), "design.repetitions: must be a whole number of at most 32767"),
     (lambda d: d["design"].update(repetitions=32768), "design.repetitions: must be a whole number of at most 32767"),
     (lambda d: d["answers"][2].update(sample=-1), "answers[2].sample: must be a whole number of at least 1, not -1"),
@@ -85,8 +88,14 @@ def test_each_bad_value_is_named_by_its_place_and_nothing_is_written(break_it, m
         ("[" * 100_000 + "]" * 100_000, "line 1 column 65: nested more than 64 levels deep"),
         ('{"a":' * 100_000 + "1" + "}" * 100_000, "line 1 column 321: nested more than 64 levels deep"),
         (DEMO_TEXT.replace('"slug": "demo",', '"slug": "demo", "slug": "other",'), "study.slug: the key is given more"),
-        (DEMO_TEXT.replace('"repetitions": 4,', '"repetitions": 4, "repetitions": 5,'), "design.repetitions: the key is"),
-        (DEMO_TEXT.replace('"slug": "demo",', '"slug": "demo", "\\ud800": 1,'), '"\\ud800": a key must be Unicode text'),
+        (
+            DEMO_TEXT.replace('"repetitions": 4,', '"repetitions": 4, "repetitions": 5,'),
+            "design.repetitions: the key is",
+        ),
+        (
+            DEMO_TEXT.replace('"slug": "demo",', '"slug": "demo", "\\ud800": 1,'),
+            '"\\ud800": a key must be Unicode text',
+        ),
         ('{"slug": ' + "9" * 5000 + "}", "not valid JSON"),
     ],
     ids=["deep-lists", "deep-objects", "repeated-slug", "repeated-setting", "surrogate-key", "huge-number"],

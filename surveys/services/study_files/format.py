@@ -19,7 +19,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator, slug_re
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidationInfo
 
@@ -92,19 +92,13 @@ class FileObject(BaseModel):
 Count = Annotated[WholeNumber, Field(ge=1)]
 
 
-def _fraction(value: float) -> float:
-    if not 0 <= value <= 1:  # NaN fails too
+def _fraction(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:  # NaN fails too
         raise PydanticCustomError("fraction", "must be a number from 0 to 1, not {value}", {"value": shown(value)})
-    return value
+    return float(value)
 
 
-def _number_from_0_to_1(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PydanticCustomError("fraction", "must be a number from 0 to 1, not {value}", {"value": shown(value)})
-    return value
-
-
-Fraction = Annotated[float, BeforeValidator(_number_from_0_to_1), Strict(), AfterValidator(_fraction)]
+Fraction = Annotated[float, BeforeValidator(_fraction)]
 
 
 def _two_texts_or_none(value: Any) -> Any:
@@ -159,7 +153,12 @@ class InstrumentSettings(FileObject):  # empty: the method's instrument
     user_prompt: Text = None
 
 
-SETTING_BLOCKS = {"design": Design, "prolific": ProlificSettings, "quality": QualitySettings, "instrument": InstrumentSettings}
+SETTING_BLOCKS = {
+    "design": Design,
+    "prolific": ProlificSettings,
+    "quality": QualitySettings,
+    "instrument": InstrumentSettings,
+}
 
 
 class QuestionEntry(FileObject):
@@ -217,7 +216,10 @@ class AnswerEntry(AnswerShape, AnswerKey):
 
     @classmethod
     def from_answer(cls, answer: Answer) -> "AnswerEntry":
-        features = [FeatureIn.model_construct(feature=f.feature, weight=f.weight, reason=f.reason) for f in answer.features.all()]
+        features = [
+            FeatureIn.model_construct(feature=f.feature, weight=f.weight, reason=f.reason)
+            for f in answer.features.all()
+        ]
         return cls.from_row(answer, system=answer.system.key, vignette=answer.vignette.key, features=features)
 
 

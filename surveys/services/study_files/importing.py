@@ -9,7 +9,7 @@ from surveys.lifecycle import close_study, go_live
 from surveys.models import Answer, Question, Study, System, Vignette
 
 from ..answers import replace_features
-from .format import AnswerEntry, FileObject, StudyFile
+from .format import AnswerEntry, FileObject
 from .reading import StudyFileError, read_study_file
 
 

@@ -95,7 +95,12 @@ def read_study_file(data: Any) -> StudyFile:
     """The checked study file; StudyFileError lists every problem, each with its place."""
     if not isinstance(data, dict):
         raise StudyFileError(["the file must hold one JSON object"])
-    odd_keys = [_place_in_file((*loc, key), unknown=True) for loc, value in _objects(data) for key in value if not is_storable(key)]
+    odd_keys = [
+        _place_in_file((*loc, key), unknown=True)
+        for loc, value in _objects(data)
+        for key in value
+        if not is_storable(key)
+    ]
     if odd_keys:  # pydantic cannot read such a key at all, so name it before the shapes are checked
         raise StudyFileError([f"{where}: a key must be Unicode text without NUL characters" for where in odd_keys])
     try:
@@ -180,7 +185,9 @@ def _reference_errors(study_file: StudyFile) -> list[str]:
         if answer.vignette not in keys["vignettes"]:
             errors.append(f"{where}.vignette: unknown vignette '{answer.vignette}'")
         if (*pair, answer.sample) in seen:
-            errors.append(f"{where}: duplicate answer for system '{pair[0]}', vignette '{pair[1]}', sample {answer.sample}")
+            errors.append(
+                f"{where}: duplicate answer for system '{pair[0]}', vignette '{pair[1]}', sample {answer.sample}"
+            )
         seen.add((*pair, answer.sample))
         if answer.selected:
             if pair in selected:
