@@ -87,7 +87,7 @@ def test_a_zero_weight_in_a_file_is_refused_at_that_feature():
     [
         (lambda d: d["answers"][0].update(system="nobody"), "answers[0].system: unknown system 'nobody'"),
         (lambda d: d["systems"][1].update(key=d["systems"][0]["key"]), "systems[1].key: duplicate key 'gpt-4o'"),
-        (lambda d: d.update(reference_system="ghost"), "study.reference_system: 'ghost' is not one of the study's"),
+        (lambda d: d.update(reference_system="ghost"), "reference_system: 'ghost' is not one of the study's systems"),
         (lambda d: d.pop("reference_system"), "study.reference_system: is required"),
         (lambda d: d["design"].update(order="random"), "design.order: 'random' is not one of"),
         (lambda d: d["answers"][2]["features"].extend([{"feature": "x", "weight": 0}] * 4), "at most 5 features"),
