@@ -31,6 +31,8 @@ from datetime import UTC, datetime
 
 import httpx
 
+from surveys.services.answers import answer_json_schema, gemini_answer_schema
+
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
 GEMINI = "gemini"
@@ -55,49 +57,9 @@ DEFAULT_TIMEOUT = 120.0  # seconds for a whole reply; connecting gets less
 OWN_PARAMETERS = {"requests_per_minute", "concurrency", "burst", "timeout", "price_per_million"}
 
 # The answer shape (the study file's), as JSON Schema for the providers that take one.
-ANSWER_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "features": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "feature": {"type": "string"},
-                    "weight": {"type": "integer"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["feature", "weight", "reason"],
-                "additionalProperties": False,
-            },
-        },
-        "action": {"type": "string"},
-        "additional_information": {"type": "string"},
-    },
-    "required": ["features", "action", "additional_information"],
-    "additionalProperties": False,
-}
+ANSWER_SCHEMA = answer_json_schema()
 # Gemini's responseSchema is an OpenAPI subset: upper-case types, no additionalProperties.
-GEMINI_SCHEMA = {
-    "type": "OBJECT",
-    "properties": {
-        "features": {
-            "type": "ARRAY",
-            "items": {
-                "type": "OBJECT",
-                "properties": {
-                    "feature": {"type": "STRING"},
-                    "weight": {"type": "INTEGER"},
-                    "reason": {"type": "STRING"},
-                },
-                "required": ["feature", "weight", "reason"],
-            },
-        },
-        "action": {"type": "STRING"},
-        "additional_information": {"type": "STRING"},
-    },
-    "required": ["features", "action", "additional_information"],
-}
+GEMINI_SCHEMA = gemini_answer_schema()
 
 
 class ClientError(Exception):

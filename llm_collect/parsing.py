@@ -7,9 +7,11 @@ What happens to weights that do not sum to 100 (the decision, also shown in the 
 positive number, the weights are rescaled proportionally to whole numbers summing to exactly 100 by the
 largest-remainder method (ties go to the earlier feature), the Generation is marked ``normalised`` and keeps
 the original weights. This keeps the model's stated proportions, which is what the question asks for ("by
-proportion"). A weight that is zero, negative, missing or not a number, no features, more than five features,
-an empty feature name, or a missing action make the reply invalid: it is stored with the error and asked
-again a bounded number of times, then flagged for the researcher.
+proportion"). A missing action, or a weight that is missing or not a number, make the reply invalid here;
+everything else (zero or negative weights, no features or more than five, an empty feature name) is the
+answer's shape (surveys.services.answers), the same rule as for study files, the admin and respondents.
+An invalid reply is stored with the error and asked again a bounded number of times, then flagged for the
+researcher.
 """
 
 import json
@@ -17,8 +19,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from surveys.answers import FeatureIn, feature_errors
-from surveys.models import MAX_FEATURES, WEIGHT_TOTAL
+from surveys.models import WEIGHT_TOTAL
+from surveys.services.answers import AnswerShape, FeatureIn, shape_errors
+from surveys.services.shapes import ShapeError
 
 
 class ParseError(ValueError):
@@ -81,8 +84,6 @@ def as_weight(value, index: int) -> float:
             raise ParseError(f"features[{index}].weight {value!r} is not a number") from None
     if not isinstance(value, int | float) or not math.isfinite(value):
         raise ParseError(f"features[{index}].weight is not a number")
-    if value <= 0:
-        raise ParseError(f"features[{index}].weight is {value:g}: every weight must be positive")
     return float(value)
 
 
@@ -114,29 +115,36 @@ def largest_remainder(weights: list[float], total: int = WEIGHT_TOTAL) -> list[i
 def parse_answer(text: str) -> ParsedAnswer:
     data = extract_object(text)
     items = data.get("features")
-    if not isinstance(items, list) or not items:
-        raise ParseError('"features" must be a non-empty list')
-    if len(items) > MAX_FEATURES:
-        raise ParseError(f"{len(items)} features: at most {MAX_FEATURES} are allowed")
+    if not isinstance(items, list):
+        raise ParseError('"features" must be a list')
     names, reasons, weights = [], [], []
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise ParseError(f"features[{index}] is not an object")
-        names.append(as_text(item.get("feature"), f"features[{index}].feature", required=True))
+        names.append(as_text(item.get("feature"), f"features[{index}].feature", required=False))
         reasons.append(as_text(item.get("reason"), f"features[{index}].reason", required=False))
         weights.append(as_weight(item.get("weight"), index))
     action = as_text(data.get("action"), "action", required=True)
     additional = as_text(data.get("additional_information"), "additional_information", required=False)
     exact = all(w.is_integer() for w in weights) and sum(weights) == WEIGHT_TOTAL
-    final = [int(w) for w in weights] if exact else largest_remainder(weights)
-    features = [FeatureIn(n, w, r) for n, w, r in zip(names, final, reasons, strict=True)]
-    errors = feature_errors(features)
-    if errors:
-        raise ParseError("; ".join(errors))
+    rescale = not exact and weights and all(w > 0 for w in weights) and math.isfinite(sum(weights))
+    final = largest_remainder(weights) if rescale else [int(w) if w.is_integer() else w for w in weights]
+    try:
+        shape = AnswerShape.model_validate(
+            {
+                "features": [
+                    {"feature": n, "weight": w, "reason": r} for n, w, r in zip(names, final, reasons, strict=True)
+                ],
+                "action": action,
+                "additional_information": additional,
+            }
+        )
+    except ShapeError as error:
+        raise ParseError("; ".join(shape_errors(error))) from None
     return ParsedAnswer(
-        features=features,
-        action=action,
-        additional_information=additional,
+        features=shape.features,
+        action=shape.action,
+        additional_information=shape.additional_information,
         normalised=not exact,
         original_weights=None if exact else weights,
     )

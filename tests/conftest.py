@@ -6,8 +6,8 @@ import pytest
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API beside live_server
 
-from surveys.answers import FeatureIn, create_answer  # noqa: E402
 from surveys.models import Question, Study, System, Vignette  # noqa: E402
+from surveys.services.answers import FeatureIn, create_answer  # noqa: E402
 
 QUESTION_KEYS = ["features", "weighting", "reasons", "conclusion", "additional_info"]
 
@@ -47,7 +47,10 @@ def make_study(
             create_answer(
                 system=system,
                 vignette=vignette,
-                features=[FeatureIn("honesty", 60, "it matters"), FeatureIn("harm", 40, "it hurts")],
+                features=[
+                    FeatureIn(feature="honesty", weight=60, reason="it matters"),
+                    FeatureIn(feature="harm", weight=40, reason="it hurts"),
+                ],
                 action=f"{system.key} acts on {vignette.key}",
                 additional_information="more facts",
                 selected=selected,

@@ -19,8 +19,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from surveys.answers import create_answer, select_answer
 from surveys.models import Answer, Study, System
+from surveys.services.answers import create_answer, select_answer
 
 from .. import client, limits
 from ..models import Generation

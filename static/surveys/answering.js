@@ -10,6 +10,8 @@
   var submit = document.getElementById("submit-answer");
   var target = parseInt(total.getAttribute("data-target"), 10) || 100;
   var weights = form.querySelectorAll("input[data-weight]");
+  // The lowest weight comes from the form (the answer's shape refuses 0: a feature named carries weight).
+  var lowest = weights.length ? parseInt(weights[0].getAttribute("min"), 10) : 1;
 
   function sum() {
     var s = 0;
@@ -19,7 +21,7 @@
       if (text === "") return;
       // Digits only, as the server reads a whole number ("1e2" is a number to the browser, not to the server).
       var n = /^\d+$/.test(text) ? Number(text) : NaN;
-      if (!(n >= 0 && n <= target)) bad = true;
+      if (!(n >= lowest && n <= target)) bad = true;
       else s += n;
     });
     return { total: s, bad: bad };
@@ -29,7 +31,7 @@
     var result = sum();
     var ok = result.total === target && !result.bad;
     total.textContent = "Weights: " + result.total + " / " + target + (ok ? "" : result.bad
-      ? " (each weight is a whole number from 0 to " + target + ")"
+      ? " (each weight is a whole number from " + lowest + " to " + target + ")"
       : " (they must add up to " + target + ")");
     total.classList.toggle("ok", ok);
     total.classList.toggle("off", !ok);

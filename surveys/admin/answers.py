@@ -2,32 +2,87 @@
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import ValidationError
+from django.db.models import BaseConstraint
 
-from ..answers import FeatureIn, feature_errors
-from ..models import Answer, Feature, Study
+from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature, Study
+from ..services.answers import MIN_WEIGHT, validate_features
+from ..services.shapes import ShapeError, describe, sentence
+
+# What each database rule means, for a researcher who breaks it on a form: never the rule's name.
+CONSTRAINTS_IN_WORDS = {
+    "feature_at_most_five": f"An answer has at most {MAX_FEATURES} features, in positions 1 to {MAX_FEATURES}.",
+    "feature_weight_0_100": f"A weight is a whole number from {MIN_WEIGHT} to {WEIGHT_TOTAL}.",
+    "feature_position_unique": "Two features of an answer cannot share a position.",
+    "answer_sample_positive": "The sample number is a whole number of at least 1.",
+    "answer_one_selected_per_cell": "Another answer is already the one judges see for this system and vignette.",
+}
+
+
+class ConstraintsInWords:
+    """A model form that says a broken database rule in words instead of "Constraint “…” is violated"."""
+
+    def full_clean(self):
+        super().full_clean()
+        for errors in (self._errors or {}).values():
+            errors.data = [self._in_words(error) for error in errors.as_data()]
+
+    def _in_words(self, error: forms.ValidationError) -> forms.ValidationError:
+        for constraint in self._meta.model._meta.constraints:
+            if " ".join(error.messages) == BaseConstraint.default_violation_error_message % {"name": constraint.name}:
+                words = CONSTRAINTS_IN_WORDS.get(constraint.name, "These values break a rule of the study's data.")
+                return forms.ValidationError(words)
+        return error
+
+
+class FeatureForm(ConstraintsInWords, forms.ModelForm):  # the inline gives it its model and fields
+    def has_changed(self):
+        # A row whose position the formset renumbered must be saved even when nothing typed changed.
+        return super().has_changed() or (
+            self.instance.pk is not None and self.instance.position != self.initial_position
+        )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.initial_position = self.instance.position
 
 
 class FeatureFormSet(forms.BaseInlineFormSet):
     def clean(self):
-        # The features as a whole obey the answer rules (weights sum to 100, at most five): an error on the
-        # page, before anything is written, rather than a server error while saving.
+        # The rows as a whole obey the answer's shape (surveys.services.answers): an error on the page,
+        # before anything is written, rather than a server error while saving.
         super().clean()
-        features = [
-            FeatureIn(feature=f.cleaned_data.get("feature") or "", weight=f.cleaned_data.get("weight") or 0)
-            for f in self.forms
-            if f.cleaned_data and not f.cleaned_data.get("DELETE")
-        ]
-        errors = feature_errors(features)
-        if errors:
-            raise ValidationError([error[0].upper() + error[1:] + "." for error in errors])
+        kept = [form for form in self.forms if form.cleaned_data and not form.cleaned_data.get("DELETE")]
+        for position, form in enumerate(kept, start=1):  # positions fill themselves, 1 to 5 in page order
+            form.instance.position = position
+        if any(form.errors for form in kept):
+            return  # each row's own errors first; its totals mean little yet
+        try:
+            validate_features(
+                [
+                    {name: form.cleaned_data.get(name) or "" for name in ("feature", "reason")}
+                    | {"weight": form.cleaned_data.get("weight")}
+                    for form in kept
+                ]
+            )
+        except ShapeError as error:
+            whole = []
+            for problem in error.errors():
+                if problem["loc"]:
+                    index, name = problem["loc"][:2]
+                    kept[index].add_error(name if name in kept[index].fields else None, sentence(describe(problem)))
+                else:
+                    whole.append(sentence(describe(problem)))
+            if whole:
+                raise forms.ValidationError(whole) from None
 
 
 class FeatureInline(admin.TabularInline):
     model = Feature
+    form = FeatureForm
     formset = FeatureFormSet
     extra = 0
     fields = ["position", "feature", "weight", "reason"]
+    readonly_fields = ["position"]  # given by the rows' order when saved
 
     def _frozen(self, answer) -> bool:
         return answer is not None and answer.vignette.study.status != Study.Status.DRAFT
@@ -42,8 +97,13 @@ class FeatureInline(admin.TabularInline):
         return not self._frozen(obj) and super().has_delete_permission(request, obj)
 
 
+class AnswerForm(ConstraintsInWords, forms.ModelForm):  # the admin gives it its model and fields
+    pass
+
+
 @admin.register(Answer)
 class AnswerAdmin(admin.ModelAdmin):
+    form = AnswerForm
     list_display = ["__str__", "system", "vignette", "sample", "selected", "origin", "selected_by", "selected_at"]
     list_filter = ["vignette__study", "system__kind", "selected", "origin"]
     search_fields = ["action", "system__key", "vignette__key"]

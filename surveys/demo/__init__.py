@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from ..models import Study
-from ..study_files import import_study, parse_study_file
+from ..services.study_files import import_study, parse_study_file
 
 DEMO_FILE = Path(__file__).with_name("demo.study.json")
 DEMO_USERNAME = "researcher"

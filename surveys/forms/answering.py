@@ -2,8 +2,11 @@
 
 from django import forms
 
-from ..answers import FeatureIn
 from ..models import MAX_FEATURES, WEIGHT_TOTAL
+from ..services.answers import MIN_WEIGHT, validate_features
+from ..services.shapes import ShapeError, describe, sentence
+
+WEIGHT_WORDS = f"A weight is a whole number from {MIN_WEIGHT} to {WEIGHT_TOTAL}."
 
 
 class ConsentForm(forms.Form):
@@ -44,15 +47,18 @@ class AnswerForm(forms.Form):
             )
             self.fields[f"weight_{i}"] = forms.IntegerField(
                 label=f"Weight of feature {i}",
-                min_value=0,
+                min_value=MIN_WEIGHT,
                 max_value=WEIGHT_TOTAL,
                 required=False,
-                error_messages={
-                    "min_value": f"A weight is a whole number from 0 to {WEIGHT_TOTAL}.",
-                    "max_value": f"A weight is a whole number from 0 to {WEIGHT_TOTAL}.",
-                },
+                error_messages={"min_value": WEIGHT_WORDS, "max_value": WEIGHT_WORDS},
                 widget=forms.NumberInput(
-                    attrs={"inputmode": "numeric", "class": "weight", "data-weight": "", "min": 0, "max": WEIGHT_TOTAL}
+                    attrs={
+                        "inputmode": "numeric",
+                        "class": "weight",
+                        "data-weight": "",
+                        "min": MIN_WEIGHT,
+                        "max": WEIGHT_TOTAL,
+                    }
                 ),
             )
             self.fields[f"reason_{i}"] = forms.CharField(
@@ -75,7 +81,7 @@ class AnswerForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        features = []
+        rows, numbers = [], []
         for i in range(1, MAX_FEATURES + 1):
             feature = (cleaned.get(f"feature_{i}") or "").strip()
             weight = cleaned.get(f"weight_{i}")
@@ -90,16 +96,27 @@ class AnswerForm(forms.Form):
             if weight is None:
                 self.add_error(f"weight_{i}", "Please give this feature a weight.")
                 continue
-            features.append(FeatureIn(feature=feature, weight=weight, reason=reason))
+            rows.append({"feature": feature, "weight": weight, "reason": reason})
+            numbers.append(i)
         if any(name.startswith(("feature_", "weight_")) for name in self.errors):
             return cleaned  # fix the rows first; their totals mean little yet
-        if not features:
+        if not rows:
             raise forms.ValidationError("Please name at least one feature, with its weight.")
-        total = sum(item.weight for item in features)
-        if features and total != WEIGHT_TOTAL:
-            raise forms.ValidationError(
-                f"Weights: {total} / {WEIGHT_TOTAL}. The weights must add up to exactly {WEIGHT_TOTAL}; "
-                "please change them. Everything you typed is kept."
-            )
-        cleaned["features"] = features
+        try:
+            cleaned["features"] = validate_features(rows)  # the answer's one shape, as everywhere else
+        except ShapeError as error:
+            for problem in error.errors():
+                if problem["loc"]:
+                    index, name = problem["loc"][:2]
+                    self.add_error(
+                        f"{name}_{numbers[index]}", WEIGHT_WORDS if name == "weight" else sentence(describe(problem))
+                    )
+                elif problem["type"] == "weights_total":
+                    self.add_error(
+                        None,
+                        f"Weights: {problem['ctx']['total']} / {WEIGHT_TOTAL}. The weights must add up to exactly {WEIGHT_TOTAL}; "
+                        "please change them. Everything you typed is kept.",
+                    )
+                else:
+                    self.add_error(None, sentence(describe(problem)))
         return cleaned

@@ -11,7 +11,7 @@ from llm_collect.similarity import (
     self_similarity,
     tfidf_matrix,
 )
-from surveys.answers import FeatureIn, create_answer
+from surveys.services.answers import FeatureIn, create_answer
 
 from .conftest import make_llm_study
 
@@ -51,7 +51,11 @@ def test_self_similarity_averages_each_systems_samples_per_vignette():
     for vignette in study.vignettes.all():
         for sample, action in enumerate(["tell the truth", "tell the truth"], start=1):
             create_answer(
-                system=m0, vignette=vignette, features=[FeatureIn("honesty", 100)], action=action, sample=sample
+                system=m0,
+                vignette=vignette,
+                features=[FeatureIn(feature="honesty", weight=100)],
+                action=action,
+                sample=sample,
             )
     values = self_similarity(study=study)
     assert values == {"m0": pytest.approx(1.0)}

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from llm_collect import services
 from llm_collect.models import Generation
-from surveys.answers import FeatureIn, create_answer
+from surveys.services.answers import FeatureIn, create_answer
 
 from .conftest import make_llm_study
 
@@ -42,7 +42,7 @@ def test_starting_again_reuses_rows_and_does_not_ask_finished_samples_again(fake
 def test_a_sample_that_already_has_an_answer_is_not_asked_for(fake):
     study = make_llm_study(url=fake.url, vignettes=1)
     system, vignette = study.systems.get(key="m0"), study.vignettes.get()
-    create_answer(system=system, vignette=vignette, features=[FeatureIn("x", 100)], action="a", sample=1)
+    create_answer(system=system, vignette=vignette, features=[FeatureIn(feature="x", weight=100)], action="a", sample=1)
     run = services.start_collection(study=study, samples=2)
     assert run.planned == 1 and run.already_present == 1
     assert Generation.objects.get(sample=1).status == "done"

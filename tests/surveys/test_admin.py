@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from surveys.answers import FeatureIn, create_answer
 from surveys.lifecycle import go_live
 from surveys.models import Answer, Study
+from surveys.services.answers import FeatureIn, create_answer
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_answers_appear_side_by_side_and_selecting_one_records_who_and_when(clie
     candidate = create_answer(
         system=system,
         vignette=vignette,
-        features=[FeatureIn("<script>alert(1)</script>", 100, "markup is shown as text")],
+        features=[FeatureIn(feature="<script>alert(1)</script>", weight=100, reason="markup is shown as text")],
         action="Another take",
     )
     page = client.get(reverse("admin:surveys_study_answers", args=[study.pk])).content.decode()

@@ -1,12 +1,13 @@
 """The database holds the domain's invariants, on SQLite and on PostgreSQL alike."""
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from surveys.answers import FeatureIn, create_answer
 from surveys.lifecycle import go_live
 from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant, Question
+from surveys.services.answers import FeatureIn, create_answer
 
 from ..conftest import make_study
 
@@ -54,10 +55,10 @@ def test_postgresql_refuses_at_commit_an_answer_whose_weights_do_not_sum_to_100(
 @pytest.mark.django_db
 def test_the_services_refuse_weights_that_do_not_sum_to_100(study):
     system, vignette = study.systems.first(), study.vignettes.first()
-    with pytest.raises(Exception, match="weights sum to 90, not 100"):
-        create_answer(system=system, vignette=vignette, features=[FeatureIn("a", 90)], action="act")
-    with pytest.raises(Exception, match="at most 5 features"):
-        create_answer(system=system, vignette=vignette, features=[FeatureIn("a", 20)] * 6, action="act")
+    with pytest.raises(ValidationError, match="weights sum to 90, not 100"):
+        create_answer(system=system, vignette=vignette, features=[FeatureIn(feature="a", weight=90)], action="act")
+    with pytest.raises(ValidationError, match="at most 5 features"):
+        create_answer(system=system, vignette=vignette, features=[FeatureIn(feature="a", weight=20)] * 6, action="act")
 
 
 @pytest.mark.django_db

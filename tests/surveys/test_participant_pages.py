@@ -129,7 +129,7 @@ def test_a_writing_page_with_a_bad_weight_says_so_at_the_top_linked_to_the_field
     summary = page.split('id="form-errors">')[1].split("</div>")[0]
     assert '<a href="#id_weight_3">Weight of feature 3</a>' in summary
     assert "<title>Error: " in page
-    assert "A weight is a whole number from 0 to 100." in summary
+    assert "A weight is a whole number from 1 to 100." in summary
     assert described_by_targets_exist(page) == []
 
 

@@ -7,7 +7,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from surveys.answers import FeatureIn, create_answer
 from surveys.models import Answer, Invitation, Respondent, RespondentTask, Study, System
 from surveys.respondents import (
     EntryError,
@@ -17,6 +16,7 @@ from surveys.respondents import (
     start_prolific_respondent,
     submit_answer,
 )
+from surveys.services.answers import FeatureIn, create_answer
 from tests.conftest import make_study
 
 PID = "5f1e0c7a9b3d2e4f6a8b0c1d"
@@ -90,7 +90,7 @@ def test_the_vignettes_with_fewest_answers_for_the_system_come_first():
     study = answering_study(vignettes=4, m=2)
     lay = study.systems.get(key="lay")
     for vignette in study.vignettes.filter(key__in=["v1", "v2"]):
-        create_answer(system=lay, vignette=vignette, features=[FeatureIn("harm", 100)], action="act")
+        create_answer(system=lay, vignette=vignette, features=[FeatureIn(feature="harm", weight=100)], action="act")
     respondent = start(study, 1)
     assert {t.vignette.key for t in respondent.tasks.all()} == {"v3", "v4"}
     assert respondent.status == Respondent.Status.WRITING
@@ -124,8 +124,14 @@ def test_a_submitted_answer_is_an_answer_of_the_respondents_system_with_the_next
     lay = study.systems.get(key="lay")
     respondent = start(study, 1)
     task = respondent.tasks.get()
-    create_answer(system=lay, vignette=task.vignette, features=[FeatureIn("harm", 100)], action="imported")
-    submit_answer(task=task, features=[FeatureIn("honesty", 70, "trust"), FeatureIn("harm", 30)], action="Tell")
+    create_answer(
+        system=lay, vignette=task.vignette, features=[FeatureIn(feature="harm", weight=100)], action="imported"
+    )
+    submit_answer(
+        task=task,
+        features=[FeatureIn(feature="honesty", weight=70, reason="trust"), FeatureIn(feature="harm", weight=30)],
+        action="Tell",
+    )
     task.refresh_from_db()
     assert task.answer.system == lay and task.answer.origin == Answer.Origin.RESPONDENT
     assert task.answer.sample == 2
@@ -142,7 +148,7 @@ def test_submitting_a_page_twice_stores_one_answer():
     study = answering_study(m=2)
     task = start(study, 1).tasks.first()
     for _ in range(2):
-        submit_answer(task=task, features=[FeatureIn("harm", 100)], action="act")
+        submit_answer(task=task, features=[FeatureIn(feature="harm", weight=100)], action="act")
     assert Answer.objects.filter(origin=Answer.Origin.RESPONDENT).count() == 1
 
 
@@ -153,7 +159,7 @@ def test_the_service_rejects_weights_that_do_not_add_to_100():
     study = answering_study(m=1)
     task = start(study, 1).tasks.get()
     with pytest.raises(ValidationError, match="weights sum to 90"):
-        submit_answer(task=task, features=[FeatureIn("harm", 90)], action="act")
+        submit_answer(task=task, features=[FeatureIn(feature="harm", weight=90)], action="act")
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
 
 
@@ -497,7 +503,7 @@ def test_simultaneous_submits_of_one_page_and_of_two_respondents_never_clash():
     tasks = [start(study, n).tasks.get() for n in range(2)]
 
     def submit(i):
-        submit_answer(task=tasks[i % 2], features=[FeatureIn("harm", 100)], action=f"act {i}")
+        submit_answer(task=tasks[i % 2], features=[FeatureIn(feature="harm", weight=100)], action=f"act {i}")
 
     assert _in_threads(submit, 6) == []
     answers = Answer.objects.filter(origin=Answer.Origin.RESPONDENT)

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from surveys.models import Cell, Judgment, Participant
-from surveys.study_files import import_study
+from surveys.services.study_files import import_study
 
 DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
 

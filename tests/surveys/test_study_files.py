@@ -1,15 +1,28 @@
 import copy
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from surveys.models import Answer, Cell, Feature, Study
-from surveys.study_files import StudyFileError, export_study, import_study
+from surveys.services.answers import FeatureIn
+from surveys.services.study_files import StudyFileError, export_study, import_study, parse_study_file
+from surveys.services.study_files.format import (
+    SETTING_BLOCKS,
+    AnswerEntry,
+    QuestionEntry,
+    StudyFile,
+    SystemEntry,
+    VignetteEntry,
+)
 
-DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "surveys" / "demo" / "demo.study.json"
+EXAMPLE = ROOT / "surveys" / "demo" / "example.study.json"
+PAPER = ROOT / "tests" / "fixtures" / "paper"
 
 
 def demo_data() -> dict:
@@ -45,14 +58,27 @@ def test_export_then_import_under_a_new_slug_gives_the_same_study(tmp_path):
 
 
 @pytest.mark.django_db
-def test_a_file_with_weights_that_do_not_add_up_writes_nothing():
+def test_a_file_with_weights_that_do_not_add_up_names_the_answers_features_and_writes_nothing():
     data = demo_data()
     data["answers"][3]["features"][1]["weight"] -= 10
     with pytest.raises(StudyFileError) as caught:
         import_study(data)
-    last = len(data["answers"][3]["features"]) - 1
-    assert f"answers[3].features[{last}].weight: weights sum to 90, not 100" in caught.value.errors
+    assert caught.value.errors == ["answers[3].features: weights sum to 90, not 100"]
     assert Study.objects.count() == 0 and Answer.objects.count() == 0 and Feature.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_zero_weight_in_a_file_is_refused_at_that_feature():
+    data = demo_data()
+    features = data["answers"][3]["features"]
+    features[0]["weight"] += features[1]["weight"]
+    features[1]["weight"] = 0  # the sum still holds: only the zero is wrong
+    with pytest.raises(StudyFileError) as caught:
+        import_study(data)
+    assert caught.value.errors == [
+        "answers[3].features[1].weight: 0 is outside 1–100: every feature named carries some weight"
+    ]
+    assert Study.objects.count() == 0
 
 
 @pytest.mark.django_db
@@ -129,14 +155,9 @@ def test_an_export_holds_every_stored_answer_with_its_selected_flag():
     assert all(a["selected"] for a in exported["answers"])
 
 
-PAPER = Path(__file__).resolve().parents[3] / "shared" / "paper"
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", ["exp1.study.json", "exp2.study.json"])
-def test_the_source_study_files_round_trip_when_they_are_at_hand(name, tmp_path):
-    if not (PAPER / name).exists():
-        pytest.skip("the source study's materials are not beside this checkout")
+def test_the_source_study_files_import_and_round_trip(name, tmp_path):
     call_command("import_study", str(PAPER / name), stdout=io.StringIO())
     original = json.loads((PAPER / name).read_text(encoding="utf-8"))
     exported = export_json(original["slug"])
@@ -247,3 +268,33 @@ def test_bad_settings_are_named_by_place_and_write_nothing(break_it, message):
         import_study(data)
     assert any(error.startswith(message) for error in caught.value.errors), caught.value.errors
     assert Study.objects.count() == 0
+
+
+DOCS = ROOT / "docs" / "study-files.md"
+
+
+@pytest.mark.django_db
+def test_the_example_study_file_beside_the_demo_imports_as_a_live_study_and_round_trips():
+    example = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    study = import_study(example)
+    assert (study.slug, study.status) == ("workplace-pilot", Study.Status.LIVE)
+    assert study.vignettes.count() == 2 and study.systems.count() == 3 and study.questions.count() == 5
+    assert Cell.objects.filter(study=study).count() == 6  # 3 system pairs × 2 vignettes
+    exported = export_study(study)
+    assert exported["systems"] == example["systems"] and exported["design"] == example["design"]
+    assert len(exported["answers"]) == len(example["answers"]) == 7
+
+
+@pytest.mark.django_db
+def test_the_example_in_the_format_documentation_imports():
+    block = DOCS.read_text(encoding="utf-8").split("```json\n", 1)[1].split("```", 1)[0]
+    study = import_study(parse_study_file(block))
+    assert study.slug == "library-pilot" and study.answers_per_respondent == 1
+    assert [a.features.count() for a in Answer.objects.for_study(study).order_by("system__position")] == [2, 1]
+
+
+def test_the_format_documentation_names_every_key_of_the_format():
+    documented = set(re.findall(r"`([a-z_]+)`", DOCS.read_text(encoding="utf-8")))
+    shapes = [StudyFile, *SETTING_BLOCKS.values(), QuestionEntry, VignetteEntry, SystemEntry, AnswerEntry, FeatureIn]
+    keys = {field.alias or name for shape in shapes for name, field in shape.model_fields.items()}
+    assert keys - documented == set()

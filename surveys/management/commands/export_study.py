@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from surveys.models import Study
-from surveys.study_files import export_study
+from surveys.services.study_files import export_study
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from surveys.study_files import StudyFileError, import_study, parse_study_file
+from surveys.services.study_files import StudyFileError, import_study, parse_study_file
 
 
 class Command(BaseCommand):
@@ -16,6 +16,8 @@ class Command(BaseCommand):
             study = import_study(parse_study_file(file.read_text(encoding="utf-8")))
         except OSError as exc:
             raise CommandError(f"{file}: cannot read the file ({exc.strerror})") from exc
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"{file}: not UTF-8 text (byte {exc.start} cannot be read)") from exc
         except StudyFileError as exc:
             raise CommandError(f"{file}: nothing was imported.\n" + "\n".join(exc.errors)) from exc
         self.stdout.write(

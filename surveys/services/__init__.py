@@ -1,0 +1,1 @@
+"""Surveys' business logic: plain functions called by views, admin, commands and tasks."""

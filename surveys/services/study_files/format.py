@@ -1,0 +1,244 @@
+"""The study file's format as typed models: import validates through them, export writes through them.
+
+Each object of the file is a `FileObject` that names the table it fills (`fills`). Its field names are
+that table's field names (a file key that differs is the field's alias, e.g. `order` for `order_rule`), so
+a value is checked against its database field with no second copy of the limits: the maximum length,
+the choices, a slug's characters, a URL's form and the integer range all come from the Django field.
+
+Adding a study setting: add the field to `Study` (surveys/models.py) and one line to the block that
+carries it below (`Design`, `ProlificSettings`, `QualitySettings`, `InstrumentSettings`). Import sets
+it, export writes it, the checks follow the model field; describe it in docs/study-files.md.
+"""
+
+import math
+import re
+from typing import Annotated, Any, ClassVar
+
+from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import URLValidator, slug_re
+from django.db import models
+from django.db.backends.base.operations import BaseDatabaseOperations
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+from pydantic_core.core_schema import ValidationInfo
+
+from surveys.models import Answer, Question, Study, System, Vignette
+
+from ..answers import AnswerShape, FeatureIn
+from ..shapes import JsonObject, RequiredText, Text, WholeNumber, shown
+
+# The same range on every database: SQLite would store what PostgreSQL's smallint refuses.
+INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
+
+
+SLUG = (slug_re, "letters a–z, digits, hyphens and underscores")  # keys that go into URLs
+
+
+def _database_problem(field: models.Field, value: Any, slug: tuple[re.Pattern, str] = SLUG) -> str | None:
+    """Why a value cannot fill this database field, or None."""
+    if isinstance(value, str):
+        if not value.strip() and not field.blank:
+            return "is required"
+        if field.max_length and len(value) > field.max_length:
+            return f"must be at most {field.max_length} characters, not {len(value)}"
+        if value == "":
+            return None  # a field that may be blank
+        if field.choices and value not in {choice for choice, _ in field.flatchoices}:
+            return f"{shown(value)} is not one of {', '.join(choice for choice, _ in field.flatchoices)}"
+        if isinstance(field, models.SlugField) and not slug[0].match(value):
+            return f"{shown(value)} may hold only {slug[1]}"
+        if isinstance(field, models.URLField):
+            try:
+                URLValidator()(value)
+            except DjangoValidationError:
+                return f"{shown(value)} is not a web address (https://…)"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        low, high = INTEGER_RANGES.get(field.get_internal_type(), (-math.inf, math.inf))
+        if value > high:
+            return f"must be a whole number of at most {high}, not {value}"
+        if value < low:
+            return f"must be a whole number of at least {low}, not {value}"
+    return None
+
+
+class FileObject(BaseModel):
+    """An object of the study file: an unknown key is an error; each value must fit its database field."""
+
+    model_config = ConfigDict(extra="forbid", validate_by_alias=True, validate_by_name=False)
+    fills: ClassVar[type[models.Model] | None] = None  # the table whose fields this object's keys fill
+    slug_rule: ClassVar[tuple[re.Pattern, str]] = SLUG  # what a slug field of this object may hold
+
+    @field_validator("*")
+    @classmethod
+    def _fits_its_database_field(cls, value: Any, info: ValidationInfo) -> Any:
+        try:
+            field = cls.fills._meta.get_field(info.field_name) if cls.fills else None
+        except FieldDoesNotExist:
+            field = None
+        problem = field and not field.is_relation and _database_problem(field, value, cls.slug_rule)
+        if problem:
+            raise PydanticCustomError("database_field", problem)
+        return value
+
+    @classmethod
+    def from_row(cls, row: models.Model, **values: Any):
+        """This object as the file writes it, read from a row without checking (stored data is exported as it is)."""
+        own = {name: getattr(row, name) for name in cls.model_fields if name not in values and hasattr(row, name)}
+        return cls.model_construct(**own, **values)
+
+
+# A whole number of at least 1 (counts, minutes, seconds); the upper limit comes from the database field.
+Count = Annotated[WholeNumber, Field(ge=1)]
+
+
+def _fraction(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:  # NaN fails too
+        raise PydanticCustomError("fraction", "must be a number from 0 to 1, not {value}", {"value": shown(value)})
+    return float(value)
+
+
+Fraction = Annotated[float, BeforeValidator(_fraction)]
+
+
+def _two_texts_or_none(value: Any) -> Any:
+    # As in the admin: anything but [] or two texts would show judges the default options instead.
+    if value is None:
+        return []
+    two = isinstance(value, list) and len(value) == 2 and all(isinstance(o, str) and o.strip() for o in value)
+    if value != [] and not two:
+        raise PydanticCustomError(
+            "attention_options", "must be a list of exactly two texts, or [], not {value}", {"value": shown(value)}
+        )
+    return value
+
+
+AttentionOptions = Annotated[list[Text], BeforeValidator(_two_texts_or_none)]
+
+# Settings blocks: a key the file leaves out stays None here and leaves its Study field as it is
+# (a new study: the model's default). Only the keys a file gives are set (`model_fields_set`).
+
+
+class Design(FileObject):
+    fills = Study
+    repetitions: Count = None
+    vignettes_per_participant: Count = None
+    order_rule: Text = Field(None, alias="order")
+    answers_per_respondent: Count = None
+    minimum_seconds: Count = None
+    reservation_minutes: Count = None
+
+
+class ProlificSettings(FileObject):
+    fills = Study
+    prolific_study_id: Text = Field(None, alias="study_id")
+    completion_code: Text = None
+    failed_attention_code: Text = None
+    no_consent_code: Text = None
+    screened_out_code: Text = None
+    invalid_policy: Text = None
+    estimated_minutes: Count = None
+
+
+class QualitySettings(FileObject):  # minimum_seconds stays in the design block, where files have always had it
+    fills = Study
+    fast_fraction_of_median: Fraction = None
+    attention_prompt: Text = None  # may not be empty: judges are shown it (the Study field is not blank)
+    attention_options: AttentionOptions = None
+
+
+class InstrumentSettings(FileObject):  # empty: the method's instrument
+    fills = Study
+    system_prompt: Text = None
+    user_prompt: Text = None
+
+
+SETTING_BLOCKS = {
+    "design": Design,
+    "prolific": ProlificSettings,
+    "quality": QualitySettings,
+    "instrument": InstrumentSettings,
+}
+
+
+class QuestionEntry(FileObject):
+    fills = Question
+    key: RequiredText
+    text: RequiredText
+
+
+class VignetteEntry(FileObject):
+    fills = Vignette
+    key: RequiredText
+    character: RequiredText
+    source: Text = ""
+    text: RequiredText
+
+
+def _empty(value: Any) -> bool:
+    return not value
+
+
+class SystemEntry(FileObject):
+    fills = System
+    # A system's key is often its model's name (the source study's `llama-3.3`); it never goes into a URL.
+    slug_rule = (re.compile(r"^[-\w.]+\Z", re.ASCII), "letters a–z, digits, hyphens, underscores and dots")
+    key: RequiredText
+    label: RequiredText
+    kind: Text = System.Kind.LLM
+    # Written only when set; an LLM system needs its provider and model (checked even when left out).
+    provider: Text = Field("", validate_default=True, exclude_if=_empty)
+    model: Text = Field("", validate_default=True, exclude_if=_empty)
+    base_url: Text = Field("", exclude_if=_empty)
+    api_key_env: Text = Field("", exclude_if=_empty)
+    parameters: JsonObject = Field(default_factory=dict, exclude_if=_empty)
+
+    @field_validator("provider", "model")
+    @classmethod
+    def _given_for_an_llm(cls, value: str, info: ValidationInfo) -> str:
+        if not value and info.data.get("kind") == System.Kind.LLM:
+            raise PydanticCustomError("required", "is required for an LLM system")
+        return value
+
+
+class AnswerKey(FileObject):
+    fills = Answer
+    system: RequiredText
+    vignette: RequiredText
+    sample: Count = 1
+
+
+class AnswerEntry(AnswerShape, AnswerKey):
+    """An answer in a file: which system, vignette and sample, then the answer's one shape."""
+
+    selected: bool = Field(False, strict=True)
+    raw_text: Text = Field(None, exclude=True)  # exports leave it out; an LLM answer's raw reply survives a re-import
+
+    @classmethod
+    def from_answer(cls, answer: Answer) -> "AnswerEntry":
+        features = [
+            FeatureIn.model_construct(feature=f.feature, weight=f.weight, reason=f.reason)
+            for f in answer.features.all()
+        ]
+        return cls.from_row(answer, system=answer.system.key, vignette=answer.vignette.key, features=features)
+
+
+class StudyFile(FileObject):
+    fills = Study
+    slug: RequiredText
+    name: RequiredText
+    description: Text = None  # left out: a re-imported draft keeps its description
+    status: Text = Study.Status.DRAFT
+    reference_system: RequiredText
+    design: Design = Field(default_factory=Design)
+    prolific: ProlificSettings = None
+    quality: QualitySettings = None
+    instrument: InstrumentSettings = None
+    questions: list[QuestionEntry]
+    systems: list[SystemEntry]
+    vignettes: list[VignetteEntry]
+    answers: list[AnswerEntry] = []
+
+    def settings(self) -> list[FileObject]:
+        """The settings blocks the file gives."""
+        return [block for block in (getattr(self, name) for name in SETTING_BLOCKS) if block is not None]

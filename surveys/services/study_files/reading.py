@@ -1,0 +1,196 @@
+"""Reading a study file: from JSON text to a checked `StudyFile`, or every problem with its place.
+
+Three passes, each reporting every problem it finds: the JSON text itself (syntax, a key given twice,
+nesting no study needs), the shape of each value (`format.py`, against the database fields), then
+what refers to what (duplicate keys, answers of unknown systems, the reference system).
+"""
+
+import difflib
+import json
+from typing import Any
+
+from ..shapes import ShapeError, describe, is_storable, place
+from .format import SETTING_BLOCKS, StudyFile
+
+MAX_NESTING = 64  # a study file needs 5 levels (answers[i].features[j]); system parameters a few more
+
+
+class StudyFileError(Exception):
+    """A study file that cannot be imported; `errors` name each problem's place in the file."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("\n".join(errors))
+
+
+def parse_study_file(text: str) -> dict:
+    """The file's JSON object; a JSON key given twice is an error (json would silently keep the last)."""
+    repeated: dict[int, list[str]] = {}  # id of a parsed object -> its keys given more than once
+
+    def object_noting_repeats(pairs: list[tuple[str, Any]]) -> dict:
+        result: dict = {}
+        for key, value in pairs:
+            if key in result:
+                repeated.setdefault(id(result), []).append(key)
+            result[key] = value
+        return result
+
+    too_deep = _nesting_beyond(text, MAX_NESTING)
+    if too_deep:  # json would recurse until Python's stack gives out
+        line, column = too_deep
+        raise StudyFileError([f"line {line} column {column}: nested more than {MAX_NESTING} levels deep"])
+    try:
+        data = json.loads(text, object_pairs_hook=object_noting_repeats)
+    except json.JSONDecodeError as exc:
+        raise StudyFileError([f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"]) from exc
+    except ValueError as exc:  # a number of more than 4,300 digits, which Python will not read
+        raise StudyFileError([f"not valid JSON ({str(exc).split(':')[0]})"]) from exc
+    if not isinstance(data, dict):
+        raise StudyFileError(["the file must hold one JSON object"])
+    if repeated:
+        raise StudyFileError(_repeated_keys(data, repeated))
+    return data
+
+
+def _nesting_beyond(text: str, most: int) -> tuple[int, int] | None:
+    """Line and column where lists and objects nest deeper than `most`, outside strings; else None."""
+    depth, in_string, escaped, line, line_start = 0, False, False, 1, -1
+    for index, char in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > most:
+                return line, index - line_start
+        elif char in "]}":
+            depth -= 1
+        if char == "\n":
+            line, line_start = line + 1, index
+    return None
+
+
+def _repeated_keys(data: dict, repeated: dict[int, list[str]]) -> list[str]:
+    return sorted(
+        f"{_place_in_file(loc)}: the key is given more than once (only the last would count)"
+        for loc, value in _objects(data)
+        for loc in [loc + (key,) for key in repeated.get(id(value), [])]
+    )
+
+
+def _objects(data: Any):
+    """Every JSON object in the data with its location, the top one first (not recursive: data may be deep)."""
+    pending = [(data, ())]
+    while pending:
+        value, loc = pending.pop()
+        if isinstance(value, dict):
+            yield loc, value
+            pending.extend((child, (*loc, key)) for key, child in value.items())
+        elif isinstance(value, list):
+            pending.extend((child, (*loc, index)) for index, child in enumerate(value))
+
+
+def read_study_file(data: Any) -> StudyFile:
+    """The checked study file; StudyFileError lists every problem, each with its place."""
+    if not isinstance(data, dict):
+        raise StudyFileError(["the file must hold one JSON object"])
+    odd_keys = [
+        _place_in_file((*loc, key), unknown=True)
+        for loc, value in _objects(data)
+        for key in value
+        if not is_storable(key)
+    ]
+    if odd_keys:  # pydantic cannot read such a key at all, so name it before the shapes are checked
+        raise StudyFileError([f"{where}: a key must be Unicode text without NUL characters" for where in odd_keys])
+    try:
+        study_file = StudyFile.model_validate(data)
+    except ShapeError as error:
+        raise StudyFileError([_in_words(problem) for problem in error.errors()]) from None
+    errors = _reference_errors(study_file)
+    if errors:
+        raise StudyFileError(errors)
+    return study_file
+
+
+def check_study_file(data: Any) -> list[str]:
+    """Every problem in the file, each naming its place; an empty list means it can be imported."""
+    try:
+        read_study_file(data)
+    except StudyFileError as exc:
+        return exc.errors
+    return []
+
+
+def _in_words(problem) -> str:
+    loc = tuple(problem["loc"])
+    message = describe(problem)
+    if problem["type"] == "extra_forbidden":
+        known = _keys_of(_object_at(loc[:-1]))
+        what = "setting" if len(loc) == 2 and loc[0] in SETTING_BLOCKS else "key"
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        message = f"unknown {what} ({f'did you mean {close[0]!r}?' if close else 'known: ' + ', '.join(known)})"
+    return f"{_place_in_file(loc, unknown=problem['type'] == 'extra_forbidden')}: {message}"
+
+
+def _place_in_file(loc: tuple, *, unknown: bool = False) -> str:
+    """The study's own values are named `study.…`; blocks and lists by their key (`design.order`, `answers[3]`)."""
+    if len(loc) == 1 and not unknown and _object_at(loc) is None:
+        loc = ("study", *loc)
+    return place(loc) or "study"
+
+
+def _keys_of(shape) -> list[str]:
+    return [field.alias or name for name, field in shape.__pydantic_fields__.items()] if shape else []
+
+
+def _object_at(loc: tuple):
+    """The model of the object at this place in the file, or None where the value is not an object."""
+    shape = StudyFile
+    for part in loc:
+        if isinstance(part, int):
+            continue  # an item of a list: the list's field already named the item's model
+        fields = {field.alias or name: field for name, field in shape.__pydantic_fields__.items()}
+        shape = _model_in(fields[part].annotation) if part in fields else None
+        if shape is None:
+            return None
+    return shape
+
+
+def _model_in(annotation):
+    if isinstance(annotation, type) and hasattr(annotation, "__pydantic_fields__"):
+        return annotation
+    for argument in getattr(annotation, "__args__", ()):
+        found = _model_in(argument)
+        if found:
+            return found
+    return None
+
+
+def _reference_errors(study_file: StudyFile) -> list[str]:
+    errors, keys = [], {}
+    for name in ("questions", "vignettes", "systems"):
+        keys[name] = set()
+        for index, item in enumerate(getattr(study_file, name)):
+            if item.key in keys[name]:
+                errors.append(f"{name}[{index}].key: duplicate key '{item.key}'")
+            keys[name].add(item.key)
+    if study_file.reference_system not in keys["systems"]:
+        errors.append(f"study.reference_system: '{study_file.reference_system}' is not one of the study's systems")
+    seen, selected = set(), set()
+    for index, answer in enumerate(study_file.answers):
+        where, pair = f"answers[{index}]", (answer.system, answer.vignette)
+        if answer.system not in keys["systems"]:
+            errors.append(f"{where}.system: unknown system '{answer.system}'")
+        if answer.vignette not in keys["vignettes"]:
+            errors.append(f"{where}.vignette: unknown vignette '{answer.vignette}'")
+        if (*pair, answer.sample) in seen:
+            errors.append(
+                f"{where}: duplicate answer for system '{pair[0]}', vignette '{pair[1]}', sample {answer.sample}"
+            )
+        seen.add((*pair, answer.sample))
+        if answer.selected:
+            if pair in selected:
+                errors.append(f"{where}.selected: a second selected answer for '{pair[0]}' on '{pair[1]}'")
+            selected.add(pair)
+    return errors
