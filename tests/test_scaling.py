@@ -1,5 +1,6 @@
 """Beyond one machine: a queue per kind of task, and heavy reads from a read replica when one is configured."""
 
+import json
 import shutil
 import sqlite3
 
@@ -49,19 +50,21 @@ def test_without_a_replica_url_there_is_no_replica_and_no_router():
     assert run_python(code, DEBUG="1").stdout.split() == ["['default']", "[]"]
 
 
-# A study with judgments in both files; then the primary loses its judgments. Refit and exports read the replica,
+# The demo with 16 simulated judges (as `make run` has it, enough to fit) in both files; then the primary loses
+# its judgments. Refit and exports read the replica,
 # everything else (and every write) the primary.
 SIMULATE = SETUP + (
     "from django.core.management import call_command;"
     "call_command('migrate', verbosity=0); call_command('load_demo', stdout=open('/dev/null', 'w'));"
-    "call_command('simulate_judges', 'demo', '--until-completed', '4', stdout=open('/dev/null', 'w'))"
+    "call_command('simulate_judges', 'demo', '--until-completed', '16', stdout=open('/dev/null', 'w'))"
 )
 READ = SETUP + (
-    "from analysis.exports import judgments_csv; from analysis.services import refit_study;"
+    "import json; from analysis.exports import judgments_csv; from analysis.services import refit_study;"
     "from surveys.models import Judgment, Study; from analysis.models import AnalysisRun;"
-    "study = Study.objects.get(slug='demo'); run = refit_study(study=study, trigger='on_demand');"
-    "print(Judgment.objects.count(), run.n_judgments, len(judgments_csv(study=study).splitlines()) - 1,"
-    " AnalysisRun.objects.filter(pk=run.pk).exists())"
+    "study = Study.objects.get(slug='demo');"
+    "run = refit_study(study=study, trigger='on_demand', parameters={'bootstrap': 20, 'split_halves': 5});"
+    "print(json.dumps([Judgment.objects.count(), run.n_judgments, len(judgments_csv(study=study).splitlines()) - 1,"
+    " AnalysisRun.objects.filter(pk=run.pk).exists(), run.error]))"
 )
 
 
@@ -75,8 +78,8 @@ def test_refit_and_exports_read_the_replica_when_one_is_configured(tmp_path):
     env = {"DEBUG": "1", "DATABASE_URL": f"sqlite:///{primary}"}
     with_replica = run_python(READ, **env, DATABASE_REPLICA_URL=f"sqlite:///{replica}")
     assert with_replica.returncode == 0, with_replica.stderr
-    on_primary, fitted, exported, stored = with_replica.stdout.split()
-    assert on_primary == "0" and int(fitted) == int(exported) > 0  # read from the replica
-    assert stored == "True"  # the run itself was written to the primary
+    on_primary, fitted, exported, stored, error = json.loads(with_replica.stdout)
+    assert on_primary == 0 and fitted == exported > 0, error  # read from the replica
+    assert stored  # the run itself was written to the primary
     alone = run_python(READ, **env)
-    assert alone.stdout.split()[:3] == ["0", "0", "0"]  # unset, nothing changes: the primary is read
+    assert json.loads(alone.stdout)[:3] == [0, 0, 0]  # unset, nothing changes: the primary is read
