@@ -148,10 +148,12 @@ def test_make_run_says_at_once_when_its_port_is_taken(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = make("run", cwd=tmp_path, PORT=port, PYTHON="false")  # would fail at once if it got further
-    assert result.returncode != 0
-    assert f"Port {port} on 127.0.0.1 is in use" in result.stderr and "make run PORT=" in result.stderr
-    assert not (tmp_path / ".env").exists() and not (tmp_path / ".venv").exists()  # nothing else was started
+        # A virtualenv that cannot be made: had the check let make go on, it would fail there instead.
+        result = make("run", cwd=tmp_path, PORT=port, VENV="/proc/no-venv-here")
+        assert result.returncode != 0
+        assert result.stderr.startswith(f"Port {port} on 127.0.0.1 is in use") and "make run PORT=" in result.stderr
+        assert not (tmp_path / ".env").exists()  # nothing else was started
+    assert make("port-free", cwd=tmp_path, PORT=port).returncode == 0  # closed: free again
 
 
 def test_the_readme_commands_import_and_export_a_study_with_the_checkout_venv(tmp_path):
