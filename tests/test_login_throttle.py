@@ -43,7 +43,7 @@ def test_after_the_failure_limit_even_the_right_password_is_refused_with_the_loc
     assert refused.status_code == 429
     page = refused.content.decode()
     assert "Sign-in paused after too many wrong passwords" in page
-    assert "There were 5 failed sign-in attempts for the account <strong>ada</strong>" in page
+    assert "After 5 failed sign-in attempts for the account <strong>ada</strong>" in page
     assert "Try again in 15 minutes" in page
     assert client.get("/dashboard/").status_code == 302  # not signed in
 
