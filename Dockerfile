@@ -1,6 +1,7 @@
-# One image for web, worker and beat; they differ only in their command (see docker-compose.yml).
+# One image for migrate, web, worker and beat; they differ only in their command (see docker-compose.yml).
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# ENV_FILE empty: the image is configured by its environment alone, never by a stray development .env.
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 ENV_FILE=""
 WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt

@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_ENV := DEBUG=1
+PORT ?= 8000
 DEMO_ABILITIES := --ability gpt-4o=0.5 --ability claude=0.3 --ability philosopher=0.2
 
-.PHONY: run test lint format migrations-check venv worker beat benchmarks clean
+.PHONY: run port-free test lint format migrations-check venv worker beat benchmarks clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -15,13 +16,25 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt
 
 venv: $(BIN)/.installed
 
-run: venv
+# A development .env, written once and never overwritten: DEBUG on and a key of its own, so that every
+# `.venv/bin/python manage.py …` the README shows works from the checkout. Production never reads this one.
+.env:
+	@printf '# Written once by `make run` for development on this machine (see .env.example for every variable).\nDEBUG=1\nSECRET_KEY=%s\n' \
+		"$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')" > $@
+	@echo "Wrote a development .env (DEBUG=1 and a generated SECRET_KEY)."
+
+# Said at once, before the minute of setup, rather than by runserver at the very end.
+port-free:
+	@$(PYTHON) -c 'import socket, sys; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", $(PORT)))' 2>/dev/null \
+		|| { echo "Port $(PORT) on 127.0.0.1 is in use: stop what runs there, or choose another, e.g. make run PORT=8001" >&2; exit 1; }
+
+run: port-free venv .env
 	$(DEV_ENV) $(BIN)/python manage.py migrate --no-input
-	$(DEV_ENV) $(BIN)/python manage.py load_demo
+	$(DEV_ENV) $(BIN)/python manage.py load_demo --base-url http://127.0.0.1:$(PORT)
 	# Simulated judges (only the first time) so the dashboard has results to show.
 	$(DEV_ENV) $(BIN)/python manage.py simulate_judges demo --until-completed 16 $(DEMO_ABILITIES)
 	$(DEV_ENV) $(BIN)/python manage.py refit demo
-	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

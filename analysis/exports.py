@@ -15,6 +15,7 @@ from collections import Counter
 
 from django.conf import settings
 
+from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Participant, Study
 
 from .models import AnalysisRun
@@ -73,6 +74,7 @@ def to_csv(columns: list[str], rows) -> str:
 # ---------------------------------------------------------------- judgments
 
 
+@reads_from_replica
 def judgment_rows(*, study: Study):
     """The valid judgments (those the analysis uses), one row per pick, in judgment order."""
     judgments = (
@@ -222,6 +224,7 @@ for (q in unique(d$question)) {{
 # ---------------------------------------------------------------- demographics
 
 
+@reads_from_replica
 def demographic_rows(*, study: Study):
     """Counts and percentages per answer of each demographic question, over valid participants.
 

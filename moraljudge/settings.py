@@ -1,20 +1,44 @@
 """MoralJudge settings: the one settings file. Anything that changes per deploy comes from the environment."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# A development convenience: `make run` writes .env once (DEBUG=1, a generated key), so every command the
+# README shows works from the checkout. The environment always wins over the file; ENV_FILE= (empty) reads
+# none (the test suite does so), and the Docker image holds no .env.
+ENV_FILE = os.environ.get("ENV_FILE", str(BASE_DIR / ".env"))
+if ENV_FILE:
+    load_dotenv(ENV_FILE, override=False)
+
+TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
 
 def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    if value not in TRUE_WORDS | FALSE_WORDS:
+        # A typo such as `ture` must not quietly switch a safety setting off.
+        raise ImproperlyConfigured(f"{name}={os.environ[name]!r} is not a yes/no value: use 1 or 0.")
+    return value in TRUE_WORDS
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number.") from None
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -26,10 +50,14 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (see .env.example).")
-    SECRET_KEY = "insecure-development-key-only-for-debug"
+PLACEHOLDER_SECRET_KEY = "change-me-to-a-long-random-string"  # the value .env.example ships with
+if not DEBUG and SECRET_KEY in {"", PLACEHOLDER_SECRET_KEY}:
+    problem = "must be set" if not SECRET_KEY else "is still the placeholder from .env.example"
+    raise ImproperlyConfigured(
+        f"SECRET_KEY {problem} when DEBUG is off. Generate one with "
+        "python3 -c 'import secrets; print(secrets.token_urlsafe(50))' (for development, `make run` writes a .env)."
+    )
+SECRET_KEY = SECRET_KEY or "insecure-development-key-only-for-debug"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -44,7 +72,9 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files, no CDN
     "django_celery_beat",
+    "axes",
     "surveys",
     "llm_collect",
     "analysis",
@@ -59,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # turns a locked-out login into the lockout page
 ]
 
 ROOT_URLCONF = "moraljudge.urls"
@@ -81,15 +112,19 @@ TEMPLATES = [
 
 # Database: DATABASE_URL, or an SQLite file for a laptop quickstart.
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
-DATABASES = {
-    "default": dj_database_url.parse(
-        DATABASE_URL or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
-    )
-}
+# A kept connection is checked before a request uses it, so a restarted or terminated
+# database connection costs a reconnect, never a participant's page.
+_db_options = {"conn_max_age": env_int("DB_CONN_MAX_AGE", 60), "conn_health_checks": True}
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL or f"sqlite:///{BASE_DIR / 'db.sqlite3'}", **_db_options)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Many concurrent participants on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+# A read replica for the heavy reads (refit, exports); unset, everything reads the one database.
+DATABASE_REPLICA_URL = os.environ.get("DATABASE_REPLICA_URL", "")
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(DATABASE_REPLICA_URL, **_db_options)
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["moraljudge.replica.ReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -97,6 +132,25 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one account, or from one
+# address, further attempts are refused for LOGIN_COOLOFF_MINUTES. Attempts live in the database, so every
+# web process on every host sees them.
+AUTHENTICATION_BACKENDS = [
+    "moraljudge.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one reaching the limit locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
+# Behind a proxy every request comes from the proxy's address: name the header it sets to the client's
+# address (compose's nginx sets X-Real-IP). Only set this when clients cannot reach the app directly.
+CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "")
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ("HTTP_" + CLIENT_IP_HEADER.upper().replace("-", "_"), "REMOTE_ADDR") if CLIENT_IP_HEADER else ("REMOTE_ADDR",)
+)
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
@@ -122,8 +176,17 @@ WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 LOGIN_URL = "/admin/login/"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14  # participants may come back to a study for two weeks
 SESSION_COOKIE_HTTPONLY = True
+# HTTPS (see README, Configuration): behind a TLS-terminating proxy, name the header it sets to "https".
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_PROXY_SSL_HEADER_NAME = os.environ.get("SECURE_PROXY_SSL_HEADER", "")  # e.g. X-Forwarded-Proto
+if SECURE_PROXY_SSL_HEADER_NAME:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + SECURE_PROXY_SSL_HEADER_NAME.upper().replace("-", "_"), "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 X_FRAME_OPTIONS = "DENY"
 
 # Celery: a Redis broker when configured, otherwise tasks run in-process (laptop quickstart).
@@ -194,6 +257,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],  # staff, like every researcher surface
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 # Two models have a `status` field with different choices: name their enums in the schema.
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
@@ -215,5 +281,10 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        # Django's own console handler would print each warning a second time, unstructured.
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "django.db.backends": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # its version banner would open every command; failures and lockouts stay
+    },
 }

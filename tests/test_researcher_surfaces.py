@@ -7,8 +7,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from .conftest import make_study
 
-# Routes anyone may reach: participants arrive without an account; Prolific signs its webhook.
-OPEN_ROUTES = {"home", "healthz", "prolific_webhook"}
+# Routes anyone may reach: participants arrive without an account; Prolific signs its webhook; browsers fetch the icon.
+OPEN_ROUTES = {"home", "healthz", "prolific_webhook", "favicon"}
 OPEN_PREFIXES = ("judging-", "answering-")
 SAMPLE_ARGUMENTS = {"slug": "s1", "question": "features", "fmt": "svg", "name": "judgments.csv", "token": "x"}
 

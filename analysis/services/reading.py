@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.core.exceptions import ValidationError
 
+from moraljudge.replica import reads_from_replica
 from surveys.models import Answer, Judgment, Study
 
 
@@ -52,6 +53,7 @@ def answer_word_counts(*, study: Study) -> dict[int, int]:
     return {answer.pk: answer.word_count() for answer in answers}
 
 
+@reads_from_replica
 def read_study_data(*, study: Study) -> StudyData:
     """The valid judgments of a study, per question, as item indices over its systems."""
     systems = list(study.systems.order_by("position", "id"))

@@ -13,10 +13,12 @@ DEMO_USERNAME = "researcher"
 
 
 @transaction.atomic
-def load_demo(*, password: str) -> tuple[Study, str]:
-    """Import the demo study unless it is there already, and (re)set the demo researcher login."""
+def load_demo(*, password: str | None) -> tuple[Study, str | None]:
+    """Import the demo study unless it is there already; given a password, (re)set the demo researcher login."""
     data = parse_study_file(DEMO_FILE.read_text(encoding="utf-8"))
     study = Study.objects.filter(slug=data["slug"]).first() or import_study(data)
+    if password is None:
+        return study, None
     user, _ = get_user_model().objects.get_or_create(username=DEMO_USERNAME, defaults={"is_staff": True})
     user.is_staff = True
     user.is_superuser = True
