@@ -53,6 +53,9 @@ class BTResult:
     problems: list[str] = field(default_factory=list)
     # Covariance of (abilities..., order effect, covariates); the reference row is zero.
     covariance: np.ndarray | None = None
+    bias_reduced: bool = False  # Firth's estimates (BTm(..., br = TRUE)) rather than maximum likelihood
+    # Bias-reduced fits only: differences within components not linked with the reference.
+    unlinked: list[Effect] = field(default_factory=list)
 
     def contrast(self, weights: np.ndarray) -> tuple[float, float]:
         """Estimate and SE of sum(w * lambda), using the full covariance."""

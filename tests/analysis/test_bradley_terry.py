@@ -312,7 +312,8 @@ def general_fit(winners, losers, n_items, reference, *, counts=None, item_names=
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
     counts = None if counts is None else np.asarray(counts, float)
-    return bt_fitting._fit_general(winners, losers, n_items, reference, counts, None, None, names, 100, 1e-10)
+    data = bt_fitting.FitData(winners, losers, n_items, reference, names, counts=counts)
+    return bt_fitting._fit_general(data, max_iter=100, tol=1e-10)
 
 
 def assert_same_fit(dense: bt.BTResult, general: bt.BTResult, tolerance=1e-9):
