@@ -47,6 +47,47 @@ def test_order_effect_flag_reads_the_first_column_as_home_advantage():
     assert_allclose(order["se"], published["se"], atol=5e-5)
 
 
+def test_order_column_home_reads_bradleyterry2s_baseball_file_as_published():
+    output = run(
+        "fit_bt",
+        str(FIXTURES / "baseball.csv"),
+        "--reference",
+        "Baltimore",
+        "--order-column",
+        "home",
+        "--order-effect",
+        "--json",
+    )
+    result = json.loads(output)
+    published = PUBLISHED["baseball"]["models"]["home_advantage"]["coefficients"]
+    assert_allclose(result["order_effect"]["estimate"], published["at.home"]["estimate"], atol=5e-5)
+    boston = next(item for item in result["items"] if item["item"] == "Boston")
+    assert_allclose(boston["estimate"], published["Boston"]["estimate"], atol=5e-5)
+    assert result["n_comparisons"] == 273
+
+
+def test_a_missing_order_column_is_named_in_the_error():
+    with pytest.raises(CommandError, match="`home` column"):
+        run(
+            "fit_bt", str(FIXTURES / "citations.csv"), "--reference", "JASA", "--order-column", "home", "--order-effect"
+        )
+
+
+def test_bias_reduced_flag_gives_flatlizards_estimates_and_lists_the_unlinked_components():
+    output = run(
+        "fit_bt", str(FIXTURES / "flatlizards_contests.csv"), "--reference", "lizard003", "--bias-reduced", "--json"
+    )
+    result = json.loads(output)
+    published = PUBLISHED["flatlizards"]["models"]["unstructured_bias_reduced"]["coefficients"]
+    lizard180 = next(item for item in result["items"] if item["item"] == "lizard180")
+    assert_allclose(lizard180["estimate"], published["lizard180"]["estimate"], atol=1e-4)
+    assert result["bias_reduced"] is True
+    assert [effect["name"] for effect in result["unlinked"]][:1] == ["lizard011 - lizard060"]
+    table = run("fit_bt", str(FIXTURES / "flatlizards_contests.csv"), "--reference", "lizard003", "--bias-reduced")
+    assert table.startswith("Bias-reduced (Firth) Bradley-Terry abilities")
+    assert "lizard011 - lizard060: -1.0986 (se 2.3094)" in table
+
+
 def test_the_readable_table_aligns_items_and_marks_significance_with_stars():
     output = run("fit_bt", str(FIXTURES / "baseball_first.csv"), "--reference", "Baltimore", "--order-effect")
     lines = output.splitlines()
