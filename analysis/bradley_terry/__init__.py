@@ -38,8 +38,25 @@ from .grouping import Grouped, count_table, group_comparisons, group_table, orde
 from .problems import find_problems
 from .resampling import ClusterTables, bootstrap, cluster_tables, item_wins_and_losses
 from .results import Z95, BootstrapResult, BTResult, Effect, wald_arrays
+from .robust import (
+    ANSWER_CLUSTERINGS,
+    RobustResult,
+    cluster_robust,
+    multiway_meat,
+    score_contributions,
+    shared_answer_meat,
+)
+from .simulation import SimulatedJudgments, simulate_judgments
 
 __all__ = [
+    "SimulatedJudgments",
+    "simulate_judgments",
+    "ANSWER_CLUSTERINGS",
+    "RobustResult",
+    "cluster_robust",
+    "multiway_meat",
+    "score_contributions",
+    "shared_answer_meat",
     "DIVERGED",
     "SAFE_GAIN",
     "WIDE",
