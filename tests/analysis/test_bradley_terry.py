@@ -6,7 +6,6 @@ BradleyTerry2's printed output). Tolerances are half a unit in the last printed 
 
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -266,9 +265,7 @@ def test_bootstrap_percentile_intervals_agree_with_wald_intervals_for_independen
     abilities = np.linspace(0, 0.6, 8)
     winners, losers, clusters = study_like_data(rng, abilities)
     result = bt.fit(winners, losers, 8, reference=0)
-    started = time.perf_counter()
     boot = bt.bootstrap(winners, losers, 8, reference=0, clusters=clusters, n_boot=1000, rng=rng)
-    assert time.perf_counter() - started < 3.0
     assert boot.n_failed == 0
     assert_allclose(boot.ci_low, result.ci_low, atol=0.05)
     assert_allclose(boot.ci_high, result.ci_high, atol=0.05)
