@@ -37,6 +37,7 @@ from .diagnostics import (
 from .fitting import DIVERGED, fit
 from .general import SAFE_GAIN, BatchFit, fit_batch
 from .grouping import Grouped, count_table, group_comparisons, group_table, order_signs
+from .heterogeneity import HeterogeneityResult, SystemHeterogeneity, vignette_heterogeneity
 from .problems import find_problems
 from .resampling import (
     MEMORY_BUDGET,
@@ -61,6 +62,9 @@ from .simulation import SimulatedJudgments, simulate_judgments
 from .two_way import SCHEMES, TwoWayBootstrapResult, two_way_bootstrap
 
 __all__ = [
+    "HeterogeneityResult",
+    "SystemHeterogeneity",
+    "vignette_heterogeneity",
     "MEMORY_BUDGET",
     "SCHEMES",
     "WEIGHTS",
