@@ -128,28 +128,32 @@ def test_order_effect_without_a_first_column_is_refused():
         run("fit_bt", str(FIXTURES / "citations.csv"), "--reference", "JASA", "--order-effect")
 
 
-def test_power_command_prints_power_its_error_and_the_repetitions_needed():
-    output = run(
-        "power",
-        "--systems",
-        "7",
-        "--vignettes",
-        "12",
-        "--repetitions",
-        "8",
-        "--gap",
-        "0.4",
-        "--questions",
-        "5",
-        "--simulations",
-        "2000",
-        "--seed",
-        "1",
-        "--json",
-    )
+def test_power_best_vs_worst_at_five_questions_reproduces_the_method_figure_from_the_defaults():
+    output = run("power", "--test", "best-vs-worst", "--questions", "5", "--seed", "1", "--json")
     result = json.loads(output)
-    assert abs(result["power"] - REPORTED_POWER["power"]) < 4 * result["mc_se"]  # 2,000 simulations: wide
+    assert result["test"] == "best-vs-worst" and result["simulations"] == 10_000
+    assert (result["systems"], result["vignettes"], result["repetitions"], result["gap"]) == (7, 12, 8, 0.4)
+    assert abs(result["power"] - REPORTED_POWER["power"]) < 3 * result["mc_se"]
     assert result["repetitions_needed_for_0.8"] <= 8
+
+
+def test_power_command_reports_each_system_against_the_reference_with_holm_by_default():
+    output = run("power", "--questions", "5", "--answer-sd", "0.3", "--simulations", "2000", "--seed", "2")
+    assert "each system vs the reference, wald test, Holm within a question at alpha 0.01" in output
+    assert "answer-level SD 0.3" in output
+    assert output.count("    system ") == 6
+    result = json.loads(
+        run("power", "--abilities", "0,0,0.5", "--interval", "answer-robust", "--simulations", "500", "--json")
+    )
+    assert result["test"] == "reported" and result["effects"] == [0.0, 0.5] and result["interval"] == "answer-robust"
+    assert result["false_positive_rate"] is not None
+
+
+def test_power_command_refuses_reported_only_options_for_best_vs_worst_and_bad_abilities():
+    with pytest.raises(CommandError, match="--answer-sd apply to --test reported only"):
+        run("power", "--test", "best-vs-worst", "--answer-sd", "0.2")
+    with pytest.raises(CommandError, match="numbers separated by commas"):
+        run("power", "--abilities", "0,high")
 
 
 def test_power_command_rejects_an_impossible_design():
