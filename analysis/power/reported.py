@@ -120,14 +120,48 @@ def reported_power(
     rejected, failed = [], 0
     for start in range(0, simulations, CHUNK):
         size = min(CHUNK, simulations - start)
-        chunk_rejected, chunk_failed = _rejections(truth, vignettes, repetitions, answer_sd, interval,
-                                                   alpha_per_question, size, rng)  # fmt: skip
+        chunk_rejected, chunk_failed = _rejections(
+            truth,
+            vignettes=vignettes,
+            repetitions=repetitions,
+            answer_sd=answer_sd,
+            interval=interval,
+            alpha=alpha_per_question,
+            size=size,
+            rng=rng,
+        )
         rejected.append(chunk_rejected)
         failed += chunk_failed
-    return _summary(np.concatenate(rejected), failed, truth, locals())
+    cells = len(truth) * (len(truth) - 1) // 2 * vignettes
+    summary = _summary(np.concatenate(rejected), truth)
+    return ReportedPowerResult(
+        **summary,
+        failed=failed,
+        systems=len(truth),
+        vignettes=vignettes,
+        repetitions=repetitions,
+        answer_sd=answer_sd,
+        interval=interval,
+        alpha=alpha,
+        questions=questions,
+        alpha_per_question=alpha_per_question,
+        comparisons=cells * repetitions,
+        participants=judges_needed(cells * repetitions, vignettes_per_participant),
+        seed=seed,
+    )
 
 
-def _rejections(truth, vignettes, repetitions, answer_sd, interval, alpha, size, rng) -> tuple[np.ndarray, int]:
+def _rejections(
+    truth: np.ndarray,
+    *,
+    vignettes: int,
+    repetitions: int,
+    answer_sd: float,
+    interval: str,
+    alpha: float,
+    size: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, int]:
     """(size, systems - 1) rejections of each system = reference, Holm-adjusted within a data set."""
     n_items = len(truth)
     a, b = np.triu_indices(n_items, k=1)
@@ -182,32 +216,19 @@ def _holm_rejects(p: np.ndarray, alpha: float) -> np.ndarray:
     return rejects
 
 
-def _summary(rejected: np.ndarray, failed: int, truth: np.ndarray, inputs: dict) -> ReportedPowerResult:
+def _summary(rejected: np.ndarray, truth: np.ndarray) -> dict:
+    """Power figures from the (simulations, systems - 1) rejections."""
     effects = truth[1:]
     real = effects != 0
-    per_system = rejected.mean(axis=0)
     detected_share = rejected[:, real].mean(axis=1) if real.any() else np.full(len(rejected), np.nan)
     simulations = len(rejected)
-    cells = len(truth) * (len(truth) - 1) // 2 * inputs["vignettes"]
-    return ReportedPowerResult(
-        power=float(detected_share.mean()),
-        mc_se=float(detected_share.std(ddof=1) / math.sqrt(simulations)) if simulations > 1 else math.nan,
-        per_system=[float(value) for value in per_system],
-        effects=[float(value) for value in effects],
-        any_detected=float(rejected[:, real].any(axis=1).mean()) if real.any() else math.nan,
-        all_detected=float(rejected[:, real].all(axis=1).mean()) if real.any() else math.nan,
-        false_positive_rate=float(rejected[:, ~real].any(axis=1).mean()) if (~real).any() else None,
-        simulations=simulations,
-        failed=failed,
-        systems=len(truth),
-        vignettes=inputs["vignettes"],
-        repetitions=inputs["repetitions"],
-        answer_sd=inputs["answer_sd"],
-        interval=inputs["interval"],
-        alpha=inputs["alpha"],
-        questions=inputs["questions"],
-        alpha_per_question=inputs["alpha_per_question"],
-        comparisons=cells * inputs["repetitions"],
-        participants=judges_needed(cells * inputs["repetitions"], inputs["vignettes_per_participant"]),
-        seed=inputs["seed"],
-    )
+    return {
+        "power": float(detected_share.mean()),
+        "mc_se": float(detected_share.std(ddof=1) / math.sqrt(simulations)) if simulations > 1 else math.nan,
+        "per_system": [float(value) for value in rejected.mean(axis=0)],
+        "effects": [float(value) for value in effects],
+        "any_detected": float(rejected[:, real].any(axis=1).mean()) if real.any() else math.nan,
+        "all_detected": float(rejected[:, real].all(axis=1).mean()) if real.any() else math.nan,
+        "false_positive_rate": float(rejected[:, ~real].any(axis=1).mean()) if (~real).any() else None,
+        "simulations": simulations,
+    }
