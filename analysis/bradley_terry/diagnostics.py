@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fitting import fit
-from .resampling import MEMORY_BUDGET, _refit, chunk_size, cluster_tables
+from .resampling import MEMORY_BUDGET, RefitBasis, _refit, chunk_size, cluster_tables
 from .results import BTResult
 
 
@@ -108,14 +108,16 @@ def split_half(
     rng.permuted(np.tile(np.arange(n_clusters) % 2, (chunk, 1)), axis=1) gives 1, chunk by chunk."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     tables = cluster_tables(winners, losers, n_items, clusters, counts=counts)
-    full = fit(winners, losers, n_items, reference=reference, counts=counts)
+    basis = RefitBasis(
+        fit(winners, losers, n_items, reference=reference, counts=counts), reference, np.ones(n_items, bool)
+    )
     chunk = max(1, chunk_size(tables, 2 * n_splits, memory_budget) // 2)
     correlations = []
     for start in range(0, n_splits, chunk):
         size = min(chunk, n_splits - start)
         halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (size, 1)), axis=1)
         multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
-        estimates = _refit(tables, multiplicity, n_items, reference, np.ones(n_items, bool), full)[:, :n_items]
+        estimates = _refit(tables, multiplicity, basis)[:, :n_items]
         correlations += [_correlation(x, y) for x, y in zip(estimates[:size], estimates[size:], strict=True)]
     used = np.array([r for r in correlations if np.isfinite(r)])
     r = float(used.mean()) if used.size else float("nan")

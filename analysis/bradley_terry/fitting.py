@@ -10,7 +10,7 @@ from scipy.linalg import blas, lapack
 
 from .dense import _dense_fit_statistics, _newton_dense, _win_matrix
 from .firth import fit_batch_firth
-from .general import _deviance, _linear_predictor, _log_likelihood, fit_batch
+from .general import BatchFit, _deviance, _linear_predictor, _log_likelihood, fit_batch
 from .grouping import Grouped, count_table, group_comparisons, group_table, order_signs
 from .problems import _check_indices, bias_reduced_problems, find_problems
 from .results import BTResult, _wald, wald_arrays
@@ -102,7 +102,15 @@ def _fit_general(data: FitData, *, max_iter: int, tol: float, bias_reduced: bool
     else:
         batch = fit_batch(grouped, data.n_items, reference=data.reference, estimable=fitted, max_iter=max_iter, tol=tol)
     extra_names = ["order"] * has_order + [f"covariate {c}" for c in range(n_covariates)]
-    result = _result(grouped, batch, wins_matrix, problems, data.names, data.reference, extra_names)
+    result = _result(
+        grouped=grouped,
+        batch=batch,
+        wins_matrix=wins_matrix,
+        problems=problems,
+        names=data.names,
+        reference=data.reference,
+        extra_names=extra_names,
+    )
     if groups:
         _set_apart(result, groups)
     result.bias_reduced = bias_reduced
@@ -172,12 +180,31 @@ def _fit_dense(data: FitData, *, max_iter: int, tol: float) -> BTResult:
     problems, estimable = find_problems(wins_matrix, data.reference, data.names)
     fitted = wins_matrix if estimable.all() else wins_matrix * (estimable[:, None] & estimable[None, :])
     batch = _newton_dense(fitted, estimable, data.reference, max_iter, tol)
-    result = _result(None, batch, wins_matrix, problems, data.names, data.reference, [], fitted=fitted)
+    result = _result(
+        grouped=None,
+        batch=batch,
+        wins_matrix=wins_matrix,
+        problems=problems,
+        names=data.names,
+        reference=data.reference,
+        extra_names=[],
+        fitted=fitted,
+    )
     result.covariate_effects = None
     return result
 
 
-def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names, fitted=None) -> BTResult:
+def _result(
+    *,
+    grouped: Grouped | None,
+    batch: BatchFit,
+    wins_matrix: np.ndarray,
+    problems: list[str],
+    names: list[str],
+    reference: int,
+    extra_names: list[str],
+    fitted: np.ndarray | None = None,
+) -> BTResult:
     """Statistics come from the binomial rows `grouped`, or (dense path) from the fitted win matrix."""
     n_items = len(names)
     converged = bool(batch.converged[0])

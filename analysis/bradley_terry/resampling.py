@@ -79,7 +79,7 @@ def bootstrap(
     warm-started at the full-data estimates. Replicates in which an item never wins or never
     loses are infinite: counted in `n_failed` and left out of the percentiles.
     """
-    full, tables, estimable = prepare_tables(
+    basis, tables = prepare_tables(
         winners,
         losers,
         n_items,
@@ -92,13 +92,35 @@ def bootstrap(
     (table,) = tables
     chunk = chunk_size(table, n_boot, memory_budget)
     draws = replicate_weights(rng, table.n_clusters, n_boot, weights=weights, chunk=chunk)
-    estimates = refit_replicates(table, draws, n_items, reference, estimable, full)
+    estimates = refit_replicates(table, draws, basis)
     return _percentiles(estimates[:, :n_items], level)
 
 
+@dataclass(frozen=True)
+class RefitBasis:
+    """What every replicate refit shares: the full-data fit (its warm start), the reference
+    and the items with finite estimates (the others stay empty)."""
+
+    full: BTResult
+    reference: int
+    estimable: np.ndarray
+
+    @property
+    def n_items(self) -> int:
+        return len(self.estimable)
+
+
 def prepare_tables(
-    winners, losers, n_items, *, reference, clusterings, counts=None, first=None, covariates=None
-) -> tuple[BTResult, list[ClusterTables], np.ndarray]:
+    winners: np.ndarray,
+    losers: np.ndarray,
+    n_items: int,
+    *,
+    reference: int,
+    clusterings: list[np.ndarray],
+    counts: np.ndarray | None = None,
+    first: np.ndarray | None = None,
+    covariates: np.ndarray | None = None,
+) -> tuple[RefitBasis, list[ClusterTables]]:
     """The full-data fit, and per-cluster count tables (one per clustering) over the comparisons
     among the items with finite estimates."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
@@ -118,7 +140,7 @@ def prepare_tables(
         )
         for clusters in clusterings
     ]
-    return full, tables, estimable
+    return RefitBasis(full, reference, estimable), tables
 
 
 def chunk_size(tables: ClusterTables, n_boot: int, memory_budget: int | None) -> int:
@@ -144,9 +166,9 @@ def replicate_weights(
             yield _count_draws(rng.integers(0, n_clusters, size=(size, n_clusters)), n_clusters)
 
 
-def refit_replicates(tables, chunks: Iterable[np.ndarray], n_items, reference, estimable, full) -> np.ndarray:
+def refit_replicates(tables: ClusterTables, chunks: Iterable[np.ndarray], basis: RefitBasis) -> np.ndarray:
     """Estimates of every replicate, refitting one chunk of weights at a time."""
-    return np.concatenate([_refit(tables, weights, n_items, reference, estimable, full) for weights in chunks])
+    return np.concatenate([_refit(tables, weights, basis) for weights in chunks])
 
 
 def _count_draws(draws: np.ndarray, size: int) -> np.ndarray:
@@ -155,19 +177,19 @@ def _count_draws(draws: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(flat.ravel(), minlength=len(draws) * size).reshape(len(draws), size).astype(float)
 
 
-def _refit(tables, multiplicity, n_items, reference, estimable, full) -> np.ndarray:
+def _refit(tables: ClusterTables, multiplicity: np.ndarray, basis: RefitBasis) -> np.ndarray:
     """Estimates per batch member; nan where an ability is infinite or Newton failed."""
     wins, totals = tables.combine(multiplicity)
-    grouped = tables.grouped
+    grouped, n_items, estimable = tables.grouped, basis.n_items, basis.estimable
     item_wins, item_losses = item_wins_and_losses(grouped, wins, totals, n_items)
     finite = ((item_wins > 0) & (item_losses > 0) | ~estimable).all(axis=1)
-    start = np.nan_to_num(np.concatenate([full.estimates, _extra_estimates(full)]))
+    start = np.nan_to_num(np.concatenate([basis.full.estimates, _extra_estimates(basis.full)]))
     out = np.full((len(wins), len(start)), np.nan)
     if finite.any():
         batch = fit_batch(
             grouped,
             n_items,
-            reference=reference,
+            reference=basis.reference,
             wins=wins[finite],
             totals=totals[finite],
             start=start,

@@ -20,6 +20,7 @@ replicates that fit `memory_budget` bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,35 +87,42 @@ def two_way_bootstrap(
     clusters = {"judge": _count(judges), "vignette": _count(vignettes), "cell": _count(cells)}
     common = dict(reference=reference, counts=counts, first=first)
     if scheme == "pigeonhole":
-        full, (table,), estimable = prepare_tables(winners, losers, n_items, clusterings=[cells], **common)
-        keep = estimable[np.asarray(winners)] & estimable[np.asarray(losers)]
-        chunk = chunk_size(table, n_boot, memory_budget)
-        chunks = _product_weights(rng, judges[keep], vignettes[keep], cells[keep], n_boot, weights, chunk)
-        estimates = refit_replicates(table, chunks, n_items, reference, estimable, full)[:, :n_items]
-        return _percentile_result(full.estimates, estimates, clusters, weights, n_boot, level)
-    full, tables, estimable = prepare_tables(winners, losers, n_items, clusterings=[judges, vignettes, cells], **common)
+        basis, (table,) = prepare_tables(winners, losers, n_items, clusterings=[cells], **common)
+        keep = basis.estimable[np.asarray(winners)] & basis.estimable[np.asarray(losers)]
+        chunks = _product_weights(
+            rng,
+            judges=judges[keep],
+            vignettes=vignettes[keep],
+            cells=cells[keep],
+            n_boot=n_boot,
+            weights=weights,
+            chunk=chunk_size(table, n_boot, memory_budget),
+        )
+        estimates = refit_replicates(table, chunks, basis)[:, :n_items]
+        return _percentile_result(basis.full.estimates, estimates, clusters, weights, n_boot, level)
+    basis, tables = prepare_tables(winners, losers, n_items, clusterings=[judges, vignettes, cells], **common)
     covariances, failed = [], {}
     for name, table in zip(("judge", "vignette", "cell"), tables, strict=True):
         chunks = replicate_weights(
             rng, table.n_clusters, n_boot, weights=weights, chunk=chunk_size(table, n_boot, memory_budget)
         )
-        estimates = refit_replicates(table, chunks, n_items, reference, estimable, full)[:, :n_items]
-        ok = np.isfinite(estimates[:, estimable]).all(axis=1)
+        estimates = refit_replicates(table, chunks, basis)[:, :n_items]
+        ok = np.isfinite(estimates[:, basis.estimable]).all(axis=1)
         failed[name] = int((~ok).sum())
         covariances.append(np.cov(np.nan_to_num(estimates[ok]), rowvar=False) if ok.sum() > 1 else np.nan)
     covariance = np.full((n_items, n_items), np.nan)
     if all(isinstance(c, np.ndarray) for c in covariances):
         covariance = _positive_part(covariances[0] + covariances[1] - covariances[2])
-    covariance[~estimable, :] = np.nan
-    covariance[:, ~estimable] = np.nan
+    covariance[~basis.estimable, :] = np.nan
+    covariance[:, ~basis.estimable] = np.nan
     se = np.sqrt(np.diag(covariance))
     df = min(clusters["judge"], clusters["vignette"]) - 1
     critical = stats.t.ppf(0.5 + level / 2, df)
     return TwoWayBootstrapResult(
-        estimates=full.estimates,
+        estimates=basis.full.estimates,
         se=se,
-        ci_low=full.estimates - critical * se,
-        ci_high=full.estimates + critical * se,
+        ci_low=basis.full.estimates - critical * se,
+        ci_high=basis.full.estimates + critical * se,
         covariance=covariance,
         scheme=scheme,
         weights=weights,
@@ -126,7 +134,16 @@ def two_way_bootstrap(
     )
 
 
-def _product_weights(rng, judges, vignettes, cells, n_boot, weights, chunk):
+def _product_weights(
+    rng: np.random.Generator,
+    *,
+    judges: np.ndarray,
+    vignettes: np.ndarray,
+    cells: np.ndarray,
+    n_boot: int,
+    weights: str,
+    chunk: int,
+) -> Iterator[np.ndarray]:
     """Per replicate, each judge x vignette cell weighed by w_judge x w_vignette."""
     cell_labels = np.unique(cells, return_inverse=True)[1].ravel()  # the cell table's numbering
     judges, vignettes = _compact(judges), _compact(vignettes)
