@@ -183,7 +183,7 @@ def _refit(tables: ClusterTables, multiplicity: np.ndarray, basis: RefitBasis) -
     grouped, n_items, estimable = tables.grouped, basis.n_items, basis.estimable
     item_wins, item_losses = item_wins_and_losses(grouped, wins, totals, n_items)
     finite = ((item_wins > 0) & (item_losses > 0) | ~estimable).all(axis=1)
-    start = np.nan_to_num(np.concatenate([basis.full.estimates, _extra_estimates(basis.full)]))
+    start = np.nan_to_num(basis.full.coefficients())
     out = np.full((len(wins), len(start)), np.nan)
     if finite.any():
         batch = fit_batch(
@@ -207,11 +207,6 @@ def item_wins_and_losses(grouped: Grouped, wins, totals, n_items) -> tuple[np.nd
     item_wins = _scatter(grouped.a, wins, n_items) + _scatter(grouped.b, losses, n_items)
     item_losses = _scatter(grouped.a, losses, n_items) + _scatter(grouped.b, wins, n_items)
     return item_wins, item_losses
-
-
-def _extra_estimates(result: BTResult) -> np.ndarray:
-    effects = ([result.order_effect] if result.order_effect else []) + (result.covariate_effects or [])
-    return np.array([effect.estimate for effect in effects], dtype=float)
 
 
 def _percentiles(estimates: np.ndarray, level: float) -> BootstrapResult:

@@ -149,7 +149,7 @@ def score_contributions(
     covariates from a's side), a the lower-numbered item; a sparse (comparisons x coefficients)
     matrix. Comparisons with an item whose estimate is empty were not fitted: zero rows."""
     n_items = len(result.item_names)
-    theta = np.concatenate([result.estimates, _extra_estimates(result)])[: len(result.covariance)]
+    theta = result.coefficients()
     a, b = np.minimum(winners, losers), np.maximum(winners, losers)
     a_won = winners == a
     columns = []
@@ -243,7 +243,7 @@ def _dyadic(scores, answer_a, answer_b, within, cadjust) -> np.ndarray:
 
 def _robust_result(fitted: BTResult, covariance, clusters, answers, df, level) -> RobustResult:
     n_items = len(fitted.item_names)
-    estimates = np.concatenate([fitted.estimates, _extra_estimates(fitted)])[: len(covariance)]
+    estimates = fitted.coefficients()
     se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     se = np.where(np.isfinite(estimates), se, np.nan)
     critical = stats.norm.ppf(0.5 + level / 2) if df is None else stats.t.ppf(0.5 + level / 2, df)
@@ -253,8 +253,7 @@ def _robust_result(fitted: BTResult, covariance, clusters, answers, df, level) -
     low, high = estimates - critical * se, estimates + critical * se
     order = None
     if fitted.order_effect is not None and len(estimates) > n_items + len(fitted.covariate_effects or []):
-        o = n_items
-        order = Effect("order", *(float(v[o]) for v in (estimates, se, z, p, low, high)))
+        order = Effect("order", *(float(values[n_items]) for values in (estimates, se, z, p, low, high)))
     return RobustResult(
         item_names=list(fitted.item_names),
         reference=fitted.reference,
@@ -272,11 +271,6 @@ def _robust_result(fitted: BTResult, covariance, clusters, answers, df, level) -
         level=level,
         n_comparisons=int(fitted.n_comparisons),
     )
-
-
-def _extra_estimates(result: BTResult) -> np.ndarray:
-    effects = ([result.order_effect] if result.order_effect else []) + (result.covariate_effects or [])
-    return np.array([effect.estimate for effect in effects], dtype=float)
 
 
 def _labels(values, n: int) -> np.ndarray:

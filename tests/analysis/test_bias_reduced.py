@@ -1,8 +1,6 @@
 """Bias-reduced (Firth) fits: BradleyTerry2's published br = TRUE example, known answers, and real R."""
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,29 +9,13 @@ from numpy.testing import assert_allclose
 from analysis import bradley_terry as bt
 from analysis.comparison_files import read_comparisons
 
+from .published import FIXTURES, PUBLISHED, fit_file
 from .rscript import run_r
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "bt"
-PUBLISHED = json.loads((FIXTURES / "published.json").read_text())
-
-
-def fit_file(name: str, reference: str, *, order: bool = False, bias_reduced: bool = True) -> bt.BTResult:
-    data = read_comparisons(FIXTURES / name, first_column="home")
-    return bt.fit(
-        data.winners,
-        data.losers,
-        len(data.item_names),
-        reference=data.index_of(reference),
-        counts=data.counts,
-        first=data.first if order else None,
-        item_names=data.item_names,
-        bias_reduced=bias_reduced,
-    )
 
 
 def test_flatlizards_bias_reduced_fit_matches_the_published_summary():
     model = PUBLISHED["flatlizards"]["models"]["unstructured_bias_reduced"]
-    result = fit_file("flatlizards_contests.csv", model["reference"])
+    result = fit_file("flatlizards_contests.csv", model["reference"], bias_reduced=True)
     unlinked = {effect.name.split(" - ")[0]: effect for effect in result.unlinked}
     assert len(unlinked) == 4  # {011, 060}, {024, 053}, {026, 047, 058}: R holds the last of each at 0
     for name, published in model["coefficients"].items():
@@ -56,7 +38,7 @@ def test_flatlizards_bias_reduced_fit_matches_the_published_summary():
 
 def test_maximum_likelihood_leaves_flatlizards_empty_where_bias_reduction_does_not():
     plain = fit_file("flatlizards_contests.csv", "lizard003", bias_reduced=False)
-    reduced = fit_file("flatlizards_contests.csv", "lizard003")
+    reduced = fit_file("flatlizards_contests.csv", "lizard003", bias_reduced=True)
     assert np.isfinite(plain.estimates).sum() == 1  # only the reference itself
     assert np.isfinite(reduced.estimates).sum() == 70
     note = next(problem for problem in reduced.problems if problem.startswith("Bias reduction"))
@@ -81,7 +63,7 @@ def test_an_item_that_never_wins_gets_a_finite_estimate_below_the_others():
 
 
 def test_bias_reduction_shrinks_a_well_determined_fit_only_slightly():
-    reduced = fit_file("citations.csv", "Biometrika")
+    reduced = fit_file("citations.csv", "Biometrika", bias_reduced=True)
     published = PUBLISHED["citations"]["models"]["ref_Biometrika"]["bias_reduced_printed"]
     for name, value in published["coefficients"].items():
         assert_allclose(reduced.estimates[reduced.item_names.index(name)], value, atol=5e-5, err_msg=name)
@@ -114,7 +96,7 @@ def test_bias_reduced_home_advantage_fit_equals_r_on_baseball(tmp_path):
     games = {"home": [names[k] for k in home], "away": [names[k] for k in away], "home_won": list(home == winners)}
     games["home_won"] = [int(won) for won in games["home_won"]]
     r = run_r(BASEBALL_R, {"games": games}, tmp_path)["coefficients"]
-    ours = fit_file("baseball.csv", "Baltimore", order=True)
+    ours = fit_file("baseball.csv", "Baltimore", order=True, bias_reduced=True)
     for name, estimate, se, p in zip(r["name"], r["estimate"], r["se"], r["p"], strict=True):
         if name == "at.home":
             values = (ours.order_effect.estimate, ours.order_effect.se, ours.order_effect.p)

@@ -6,7 +6,6 @@ BradleyTerry2's printed output). Tolerances are half a unit in the last printed 
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,7 @@ from analysis.bradley_terry import dense as bt_dense
 from analysis.bradley_terry import fitting as bt_fitting
 from analysis.comparison_files import read_comparisons
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "bt"
-PUBLISHED = json.loads((FIXTURES / "published.json").read_text())
+from .published import FIXTURES, PUBLISHED, fit_file
 
 
 def half_unit(printed: float) -> float:
@@ -30,19 +28,6 @@ def half_unit(printed: float) -> float:
         return 0.5 * 10.0 ** (int(exponent) - decimals)
     decimals = len(text.split(".")[1]) if "." in text else 0
     return 0.5 * 10.0**-decimals
-
-
-def fit_file(name: str, reference: str, *, order: bool = False) -> bt.BTResult:
-    data = read_comparisons(FIXTURES / name, first_column="home")
-    return bt.fit(
-        data.winners,
-        data.losers,
-        len(data.item_names),
-        reference=data.index_of(reference),
-        counts=data.counts,
-        first=data.first if order else None,
-        item_names=data.item_names,
-    )
 
 
 def check_table(result: bt.BTResult, table: dict, *, se_tolerance: float | None = None):
