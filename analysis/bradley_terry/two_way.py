@@ -6,8 +6,10 @@ on a vignette, chains of shared answers join all of its answers). Two schemes:
 - "inclusion-exclusion" (the default; Cameron, Gelbach and Miller 2011, section 2.3): three
   one-way cluster bootstraps, over judges, over vignettes and over judge x vignette cells, give
   covariances V_J, V_V and V_JV; V = V_J + V_V - V_JV is the bootstrap counterpart of the two-way
-  sandwich (negative eigenvalues set to 0, as vcovCL(fix = TRUE) does). Intervals are
-  estimate +/- t(G - 1) x SE with G the fewer of judges and vignettes, as for the sandwich.
+  sandwich (negative eigenvalues set to 0). This is what R's
+  `sandwich::vcovBS(fit, cluster = d[, c("judge", "vignette")], R = 1000, fix = TRUE)` computes
+  (with multinomial weights: it resamples whole clusters), equal to Monte Carlo error. Intervals
+  are estimate +/- t(G - 1) x SE with G the fewer of judges and vignettes, as for the sandwich.
 - "pigeonhole" (Owen 2007): each replicate weighs a comparison by w_judge x w_vignette, both
   drawn independently; percentile intervals. It is conservative by design: the judgment-level
   (binomial) variance enters about three times, so when it dominates, as it does in judging
@@ -70,7 +72,7 @@ def two_way_bootstrap(
     n_boot: int = 1000,
     level: float = 0.95,
     scheme: str = "inclusion-exclusion",
-    weights: str = "poisson",
+    weights: str = "multinomial",
     memory_budget: int = MEMORY_BUDGET,
 ) -> TwoWayBootstrapResult:
     """Bootstrap intervals that allow for correlation within judges and within answers.

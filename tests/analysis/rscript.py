@@ -36,3 +36,15 @@ def _read(path: Path) -> dict[str, np.ndarray]:
         except ValueError:
             columns[key] = values
     return columns
+
+
+def btm_table(data, names: list[str]) -> dict[str, list]:
+    """Simulated judgments as BTm's player1/player2 layout: p1 shown first, y = 1 if it won."""
+    second = np.where(data.first == data.winners, data.losers, data.winners)
+    return {
+        "p1": [names[k] for k in data.first],
+        "p2": [names[k] for k in second],
+        "y": [int(w == f) for w, f in zip(data.winners, data.first, strict=True)],
+        "judge": list(data.judges),
+        "vignette": list(data.vignettes),
+    }

@@ -6,7 +6,7 @@ from numpy.testing import assert_allclose
 
 from analysis import bradley_terry as bt
 
-from .rscript import run_r
+from .rscript import btm_table, run_r
 
 NAMES = ["ref", "b", "c", "d", "e"]
 
@@ -50,14 +50,7 @@ write.csv(data.frame(name = lv[-1], q = q), "out_q.csv", row.names = FALSE)
 @pytest.mark.r
 def test_q_and_the_likelihood_ratio_test_equal_r(tmp_path):
     data = judged(answer_sd=0.5)
-    second = np.where(data.first == data.winners, data.losers, data.winners)
-    table = {
-        "p1": [NAMES[k] for k in data.first],
-        "p2": [NAMES[k] for k in second],
-        "y": [int(w == f) for w, f in zip(data.winners, data.first, strict=True)],
-        "vignette": list(data.vignettes),
-    }
-    r = run_r(R_HETEROGENEITY, {"comparisons": table}, tmp_path)
+    r = run_r(R_HETEROGENEITY, {"comparisons": btm_table(data, NAMES)}, tmp_path)
     ours = heterogeneity(data)
     assert ours.problems == []
     assert_allclose(ours.lr, r["lr"]["lr"][0], rtol=1e-6)

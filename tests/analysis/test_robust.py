@@ -6,7 +6,7 @@ from numpy.testing import assert_allclose
 
 from analysis import bradley_terry as bt
 
-from .rscript import run_r
+from .rscript import btm_table, run_r
 
 NAMES = ["ref", "b", "c", "d", "e"]
 
@@ -17,17 +17,6 @@ def judged(seed=3, answer_sd=0.5, order_effect=0.2, repetitions=6, vignettes=8):
     return bt.simulate_judgments(
         abilities, vignettes=vignettes, repetitions=repetitions, rng=rng, answer_sd=answer_sd, order_effect=order_effect
     )
-
-
-def r_table(data):
-    second = np.where(data.first == data.winners, data.losers, data.winners)
-    return {
-        "p1": [NAMES[k] for k in data.first],
-        "p2": [NAMES[k] for k in second],
-        "y": [int(w == f) for w, f in zip(data.winners, data.first, strict=True)],
-        "judge": list(data.judges),
-        "vignette": list(data.vignettes),
-    }
 
 
 R_FIT = """
@@ -89,7 +78,7 @@ def assert_matches_r(ours: bt.RobustResult, r):
 @pytest.mark.r
 def test_two_way_judge_and_vignette_clustering_equals_vcovcl_with_its_small_sample_adjustments(tmp_path):
     data = judged()
-    r = run_r(R_VCOVCL, {"comparisons": r_table(data)}, tmp_path)
+    r = run_r(R_VCOVCL, {"comparisons": btm_table(data, NAMES)}, tmp_path)
     common = dict(reference=0, judges=data.judges, vignettes=data.vignettes, first=data.first, item_names=NAMES)
     for small_sample in ("HC0", "HC1"):
         ours = bt.cluster_robust(data.winners, data.losers, 5, small_sample=small_sample, **common)
@@ -99,7 +88,7 @@ def test_two_way_judge_and_vignette_clustering_equals_vcovcl_with_its_small_samp
 @pytest.mark.r
 def test_shared_answer_clustering_equals_the_r_code_given_in_its_docstring(tmp_path):
     data = judged(seed=8)
-    r = run_r(R_SHARED, {"comparisons": r_table(data)}, tmp_path)
+    r = run_r(R_SHARED, {"comparisons": btm_table(data, NAMES)}, tmp_path)
     ours = bt.cluster_robust(
         data.winners,
         data.losers,
