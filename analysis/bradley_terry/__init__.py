@@ -25,21 +25,63 @@ rows), dense (the shortcut), problems (input checks, separation and connectivity
 
 from .dense import WIDE
 from .diagnostics import (
+    SplitHalfResult,
     centred_abilities,
     first_position_rate,
     holm,
     separation_reliability,
     simulate,
+    split_half,
     split_half_reliability,
 )
 from .fitting import DIVERGED, fit
 from .general import SAFE_GAIN, BatchFit, fit_batch
 from .grouping import Grouped, count_table, group_comparisons, group_table, order_signs
+from .heterogeneity import HeterogeneityResult, SystemHeterogeneity, vignette_heterogeneity
 from .problems import find_problems
-from .resampling import ClusterTables, bootstrap, cluster_tables, item_wins_and_losses
+from .resampling import (
+    MEMORY_BUDGET,
+    WEIGHTS,
+    ClusterTables,
+    bootstrap,
+    chunk_size,
+    cluster_tables,
+    item_wins_and_losses,
+    replicate_weights,
+)
 from .results import Z95, BootstrapResult, BTResult, Effect, wald_arrays
+from .robust import (
+    ANSWER_CLUSTERINGS,
+    RobustResult,
+    cluster_robust,
+    multiway_meat,
+    score_contributions,
+    shared_answer_meat,
+)
+from .simulation import SimulatedJudgments, simulate_judgments
+from .two_way import SCHEMES, TwoWayBootstrapResult, two_way_bootstrap
 
 __all__ = [
+    "HeterogeneityResult",
+    "SystemHeterogeneity",
+    "vignette_heterogeneity",
+    "MEMORY_BUDGET",
+    "SCHEMES",
+    "WEIGHTS",
+    "SplitHalfResult",
+    "TwoWayBootstrapResult",
+    "chunk_size",
+    "replicate_weights",
+    "split_half",
+    "two_way_bootstrap",
+    "SimulatedJudgments",
+    "simulate_judgments",
+    "ANSWER_CLUSTERINGS",
+    "RobustResult",
+    "cluster_robust",
+    "multiway_meat",
+    "score_contributions",
+    "shared_answer_meat",
     "DIVERGED",
     "SAFE_GAIN",
     "WIDE",

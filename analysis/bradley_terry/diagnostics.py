@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .fitting import fit
-from .resampling import _refit, cluster_tables
+from .resampling import MEMORY_BUDGET, RefitBasis, _refit, chunk_size, cluster_tables
 from .results import BTResult
 
 
@@ -41,6 +43,37 @@ def separation_reliability(result: BTResult) -> float:
     return float((variance - np.mean(se**2)) / variance)
 
 
+@dataclass(frozen=True)
+class SplitHalfResult:
+    """Agreement of abilities fitted on random halves of the judges.
+
+    `value` is the Spearman-Brown corrected mean correlation 2r / (1 + r) when r >= 0, and r
+    itself when r < 0 (the correction maps r near -1 to values far below -1: -4.3 was seen with
+    no true differences), so it always lies in [-1, 1]; `spearman_brown` says which was used.
+    """
+
+    value: float
+    mean_correlation: float
+    spearman_brown: bool
+    n_splits: int  # splits whose halves both gave finite abilities
+
+    def in_words(self) -> str:
+        if not np.isfinite(self.value):
+            return "No split of the judges gave finite abilities in both halves."
+        if self.spearman_brown:
+            return (
+                f"Split-half reliability {self.value:.2f}: the mean correlation between abilities fitted on "
+                f"random halves of the judges ({self.mean_correlation:.2f}), stepped up to the full data "
+                f"(Spearman-Brown), over {self.n_splits} splits."
+            )
+        return (
+            f"The abilities fitted on random halves of the judges correlate negatively on average "
+            f"(r = {self.mean_correlation:.2f} over {self.n_splits} splits): the halves do not agree on the "
+            "order of the systems. The Spearman-Brown step-up is not defined below 0, so the raw correlation "
+            "is shown."
+        )
+
+
 def split_half_reliability(
     winners: np.ndarray,
     losers: np.ndarray,
@@ -52,18 +85,50 @@ def split_half_reliability(
     counts: np.ndarray | None = None,
     n_splits: int = 100,
 ) -> float:
-    """Mean Spearman-Brown corrected correlation between abilities fitted on random halves
-    of the participants (splits where a half has an infinite ability are skipped)."""
+    """The value of `split_half` (kept for callers that store a bare number)."""
+    return split_half(winners, losers, clusters, n_items, reference, rng, counts=counts, n_splits=n_splits).value
+
+
+def split_half(
+    winners: np.ndarray,
+    losers: np.ndarray,
+    clusters: np.ndarray,
+    n_items: int,
+    reference: int,
+    rng: np.random.Generator,
+    *,
+    counts: np.ndarray | None = None,
+    n_splits: int = 100,
+    memory_budget: int = MEMORY_BUDGET,
+) -> SplitHalfResult:
+    """Mean correlation between abilities fitted on random halves of the participants (splits
+    where a half has an infinite ability are skipped), Spearman-Brown corrected when >= 0.
+
+    Split s puts participant c in the first half when
+    rng.permuted(np.tile(np.arange(n_clusters) % 2, (chunk, 1)), axis=1) gives 1, chunk by chunk."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     tables = cluster_tables(winners, losers, n_items, clusters, counts=counts)
-    halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (n_splits, 1)), axis=1)
-    multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
-    full = fit(winners, losers, n_items, reference=reference, counts=counts)
-    estimates = _refit(tables, multiplicity, n_items, reference, np.ones(n_items, bool), full)
-    first_half, second_half = estimates[:n_splits], estimates[n_splits:]
-    correlations = np.array([np.corrcoef(x, y)[0, 1] for x, y in zip(first_half, second_half, strict=True)])
-    r = np.nanmean(correlations)
-    return float(2 * r / (1 + r))
+    basis = RefitBasis(
+        fit(winners, losers, n_items, reference=reference, counts=counts), reference, np.ones(n_items, bool)
+    )
+    chunk = max(1, chunk_size(tables, 2 * n_splits, memory_budget) // 2)
+    correlations = []
+    for start in range(0, n_splits, chunk):
+        size = min(chunk, n_splits - start)
+        halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (size, 1)), axis=1)
+        multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
+        estimates = _refit(tables, multiplicity, basis)[:, :n_items]
+        correlations += [_correlation(x, y) for x, y in zip(estimates[:size], estimates[size:], strict=True)]
+    used = np.array([r for r in correlations if np.isfinite(r)])
+    r = float(used.mean()) if used.size else float("nan")
+    stepped = r >= 0
+    return SplitHalfResult(2 * r / (1 + r) if stepped else r, r, bool(stepped), int(used.size))
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float:
+    if not (np.isfinite(x).all() and np.isfinite(y).all()) or np.std(x) == 0 or np.std(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def first_position_rate(first: np.ndarray, winners: np.ndarray, counts: np.ndarray | None = None) -> float:

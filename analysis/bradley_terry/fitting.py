@@ -3,18 +3,34 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import blas, lapack
 
 from .dense import _dense_fit_statistics, _newton_dense, _win_matrix
-from .general import _deviance, _linear_predictor, _log_likelihood, fit_batch
+from .firth import fit_batch_firth
+from .general import BatchFit, _deviance, _linear_predictor, _log_likelihood, fit_batch
 from .grouping import Grouped, count_table, group_comparisons, group_table, order_signs
-from .problems import _check_indices, find_problems
+from .problems import _check_indices, bias_reduced_problems, find_problems
 from .results import BTResult, _wald, wald_arrays
 
 # Log-odds beyond this mean separation: Newton only crept towards infinity.
 DIVERGED = 20.0
+
+
+@dataclass(frozen=True)
+class FitData:
+    """Checked comparisons for one fit: item indices, optional counts, order and covariates."""
+
+    winners: np.ndarray
+    losers: np.ndarray
+    n_items: int
+    reference: int
+    names: list[str]
+    counts: np.ndarray | None = None
+    first: np.ndarray | None = None  # item shown first, -1 when unknown
+    covariates: np.ndarray | None = None  # (comparisons, p), winner minus loser
 
 
 def fit(
@@ -27,6 +43,7 @@ def fit(
     first: np.ndarray | None = None,
     covariates: np.ndarray | None = None,
     item_names: list[str] | None = None,
+    bias_reduced: bool = False,
     max_iter: int = 100,
     tol: float = 1e-10,
 ) -> BTResult:
@@ -37,57 +54,110 @@ def fit(
     the binomial rows (pair, order sign, covariates), as R's BTm reports them for such rows.
     When some abilities are infinite, only comparisons among the reference's strongly
     connected component are fitted and the other items' estimates are nan.
+
+    `bias_reduced` fits Firth's bias-reduced estimates instead (BTm(..., br = TRUE)): finite
+    for every item connected with the reference, even one that never wins. Items in other
+    components are estimated relative to their component's last item, as R reports them, and
+    returned in `unlinked` rather than beside the reference-coded estimates.
     """
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
-    dense = first is None and covariates is None
+    dense = first is None and covariates is None and not bias_reduced
     _check_inputs(winners, losers, n_items, reference, names, indices=not dense)
-    counts = None if counts is None else np.asarray(counts, float)
+    data = FitData(
+        winners,
+        losers,
+        n_items,
+        reference,
+        names,
+        counts=None if counts is None else np.asarray(counts, float),
+        first=first,
+        covariates=None if covariates is None else np.asarray(covariates, float).reshape(len(winners), -1),
+    )
     if dense:
-        return _fit_dense(winners, losers, n_items, reference, counts, names, max_iter, tol)
-    return _fit_general(winners, losers, n_items, reference, counts, first, covariates, names, max_iter, tol)
+        return _fit_dense(data, max_iter=max_iter, tol=tol)
+    return _fit_general(data, max_iter=max_iter, tol=tol, bias_reduced=bias_reduced)
 
 
-def _fit_general(winners, losers, n_items, reference, counts, first, covariates, names, max_iter, tol) -> BTResult:
+def _fit_general(data: FitData, *, max_iter: int, tol: float, bias_reduced: bool = False) -> BTResult:
     """Any model, on binomial rows (pair, order sign, covariates); inputs already checked."""
-    signs = None if first is None else order_signs(winners, losers, first)
-    if covariates is not None:
-        covariates = np.asarray(covariates, float).reshape(len(winners), -1)
-    table = count_table(winners, losers, n_items, counts=counts, signs=signs)
+    signs = None if data.first is None else order_signs(data.winners, data.losers, data.first)
+    table = count_table(data.winners, data.losers, data.n_items, counts=data.counts, signs=signs)
     wins_matrix = table.sum(axis=2)
     if np.diagonal(wins_matrix).any():
         raise ValueError("an item cannot be compared with itself.")
-    problems, estimable = find_problems(wins_matrix, reference, names)
-    grouped = _fitted_rows(table, estimable, winners, losers, counts, signs, covariates)
-    n_covariates = 0 if covariates is None else covariates.shape[1]
+    if bias_reduced:
+        problems, fitted, groups = bias_reduced_problems(wins_matrix, data.reference, data.names)
+    else:
+        (problems, fitted), groups = find_problems(wins_matrix, data.reference, data.names), []
+    grouped = _fitted_rows(table, fitted | _members(groups, data.n_items), data, signs)
+    n_covariates = 0 if data.covariates is None else data.covariates.shape[1]
     has_order = grouped.extra.shape[1] > n_covariates
-    if first is not None and not has_order:
+    if data.first is not None and not has_order:
         problems.append(
             "The order effect cannot be estimated: no fitted comparison records which item was shown first."
         )
-    batch = fit_batch(grouped, n_items, reference=reference, estimable=estimable, max_iter=max_iter, tol=tol)
+    if bias_reduced:
+        batch = fit_batch_firth(grouped, data.n_items, reference=data.reference, fitted=fitted, tol=tol)
+    else:
+        batch = fit_batch(grouped, data.n_items, reference=data.reference, estimable=fitted, max_iter=max_iter, tol=tol)
     extra_names = ["order"] * has_order + [f"covariate {c}" for c in range(n_covariates)]
-    result = _result(grouped, batch, wins_matrix, problems, names, reference, extra_names)
-    if first is not None and result.order_effect is None:
+    result = _result(
+        grouped=grouped,
+        batch=batch,
+        wins_matrix=wins_matrix,
+        problems=problems,
+        names=data.names,
+        reference=data.reference,
+        extra_names=extra_names,
+    )
+    if groups:
+        _set_apart(result, groups)
+    result.bias_reduced = bias_reduced
+    if data.first is not None and result.order_effect is None:
         result.order_effect = _wald("order", math.nan, math.nan)
         result.converged = False
-    if covariates is None:
+    if data.covariates is None:
         result.covariate_effects = None
     return result
 
 
-def _fitted_rows(table, estimable, winners, losers, counts, signs, covariates) -> Grouped:
+def _members(groups: list[np.ndarray], n_items: int) -> np.ndarray:
+    mask = np.zeros(n_items, bool)
+    for members in groups:
+        mask[members] = True
+    return mask
+
+
+def _set_apart(result: BTResult, groups: list[np.ndarray]) -> None:
+    """Move the estimates of components not linked with the reference to `unlinked`.
+
+    Within a group they are relative to its last item (held at 0); they say nothing about the
+    reference, so the reference-coded arrays show them as empty."""
+    names = result.item_names
+    for members in groups:
+        anchor = members[-1]
+        for k in members[:-1]:
+            result.unlinked.append(_wald(f"{names[k]} - {names[anchor]}", result.estimates[k], result.se[k]))
+        for values in (result.estimates, result.se, result.z, result.p, result.ci_low, result.ci_high):
+            values[members] = np.nan
+        result.covariance[members, :] = 0.0
+        result.covariance[:, members] = 0.0
+    result.converged = False
+
+
+def _fitted_rows(table, estimable, data: FitData, signs) -> Grouped:
     """Binomial rows among the estimable items only (the rest have infinite abilities)."""
-    if covariates is None:
+    if data.covariates is None:
         return group_table(table * (estimable[:, None, None] & estimable[None, :, None]))
-    keep = estimable[winners] & estimable[losers]
+    keep = estimable[data.winners] & estimable[data.losers]
     return group_comparisons(
-        winners[keep],
-        losers[keep],
+        data.winners[keep],
+        data.losers[keep],
         len(estimable),
-        counts=None if counts is None else counts[keep],
+        counts=None if data.counts is None else data.counts[keep],
         signs=None if signs is None else signs[keep],
-        covariates=covariates[keep],
+        covariates=data.covariates[keep],
     )
 
 
@@ -102,20 +172,39 @@ def _check_inputs(winners, losers, n_items, reference, names, *, indices=True) -
         _check_indices(winners, losers, n_items)
 
 
-def _fit_dense(winners, losers, n_items, reference, counts, names, max_iter, tol) -> BTResult:
+def _fit_dense(data: FitData, *, max_iter: int, tol: float) -> BTResult:
     """The plain model from the n x n win matrix; the same outputs as `_fit_general`."""
-    wins_matrix = _win_matrix(winners, losers, n_items, counts)
+    wins_matrix = _win_matrix(data.winners, data.losers, data.n_items, data.counts)
     if np.diagonal(wins_matrix).any():
         raise ValueError("an item cannot be compared with itself.")
-    problems, estimable = find_problems(wins_matrix, reference, names)
+    problems, estimable = find_problems(wins_matrix, data.reference, data.names)
     fitted = wins_matrix if estimable.all() else wins_matrix * (estimable[:, None] & estimable[None, :])
-    batch = _newton_dense(fitted, estimable, reference, max_iter, tol)
-    result = _result(None, batch, wins_matrix, problems, names, reference, [], fitted=fitted)
+    batch = _newton_dense(fitted, estimable, data.reference, max_iter, tol)
+    result = _result(
+        grouped=None,
+        batch=batch,
+        wins_matrix=wins_matrix,
+        problems=problems,
+        names=data.names,
+        reference=data.reference,
+        extra_names=[],
+        fitted=fitted,
+    )
     result.covariate_effects = None
     return result
 
 
-def _result(grouped, batch, wins_matrix, problems, names, reference, extra_names, fitted=None) -> BTResult:
+def _result(
+    *,
+    grouped: Grouped | None,
+    batch: BatchFit,
+    wins_matrix: np.ndarray,
+    problems: list[str],
+    names: list[str],
+    reference: int,
+    extra_names: list[str],
+    fitted: np.ndarray | None = None,
+) -> BTResult:
     """Statistics come from the binomial rows `grouped`, or (dense path) from the fitted win matrix."""
     n_items = len(names)
     converged = bool(batch.converged[0])

@@ -24,9 +24,22 @@ def find_problems(win_matrix: np.ndarray, reference: int, names: list[str]) -> t
     n_strong, strong = csgraph.connected_components(graph, directed=True, connection="strong")
     if n_strong == 1:  # the usual case: every item beats and is beaten along some chain
         return [], np.ones(len(names), bool)
-    played = (win_matrix + win_matrix.T).sum(axis=1) > 0
-    n_weak, weak = csgraph.connected_components(graph, directed=True, connection="weak")
+    played, weak, problems = _unplayed_and_disconnected(graph, names, reference)
     estimable = strong == strong[reference]
+    above = _reachable(graph.T, reference)  # items with a chain of wins down to the reference
+    below = _reachable(graph, reference)
+    for component in np.unique(strong[(weak == weak[reference]) & ~estimable]):
+        members = np.flatnonzero(strong == component)
+        problems.append(_infinite_message(win_matrix, members, names, reference, above, below))
+    return problems, estimable & played
+
+
+def _unplayed_and_disconnected(
+    graph, names, reference, outside: str = "get no estimate"
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Items with comparisons, weak component labels, and words about unplayed items and components."""
+    played = np.asarray((graph + graph.T).sum(axis=1)).ravel() > 0
+    n_weak, weak = csgraph.connected_components(graph, directed=True, connection="weak")
     problems = [f"'{names[k]}' has no comparisons: its ability cannot be estimated." for k in np.flatnonzero(~played)]
     groups = [np.flatnonzero(weak == c) for c in range(n_weak)]
     groups = [g for g in groups if played[g].any()]
@@ -34,14 +47,47 @@ def find_problems(win_matrix: np.ndarray, reference: int, names: list[str]) -> t
         listed = "; ".join("{" + _quote(names, g) + "}" for g in groups)
         problems.append(
             f"The comparison graph is disconnected ({len(groups)} components: {listed}). Items outside "
-            f"the component of '{names[reference]}' cannot be compared with it and get no estimate."
+            f"the component of '{names[reference]}' cannot be compared with it and {outside}."
         )
-    above = _reachable(graph.T, reference)  # items with a chain of wins down to the reference
-    below = _reachable(graph, reference)
-    for component in np.unique(strong[(weak == weak[reference]) & ~estimable]):
-        members = np.flatnonzero(strong == component)
-        problems.append(_infinite_message(win_matrix, members, names, reference, above, below))
-    return problems, estimable & played
+    return played, weak, problems
+
+
+def bias_reduced_problems(
+    win_matrix: np.ndarray, reference: int, names: list[str]
+) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
+    """What a bias-reduced fit can estimate: words, the items given a free ability, and unlinked groups.
+
+    Firth estimates are finite across the whole connected component of the reference, so only
+    unplayed items and other components remain. As R's glm does for the aliased columns, each
+    other component's last item (in item order) is held at 0 and its other members are
+    estimated relative to it; each such group is returned, anchor last.
+    """
+    graph = sparse.csr_matrix(win_matrix > 0)
+    outside = "are estimated only relative to the last item of their own component, as R reports them"
+    played, weak, problems = _unplayed_and_disconnected(graph, names, reference, outside)
+    fitted = played.copy()
+    groups = []
+    for label in np.unique(weak[played]):
+        members = np.flatnonzero((weak == label) & played)
+        if label != weak[reference] and len(members) > 1:
+            fitted[members[-1]] = False
+            groups.append(members)
+        elif label != weak[reference]:
+            fitted[members] = False
+    problems.extend(_finite_only_with_bias_reduction(graph, weak == weak[reference], reference, names))
+    return problems, fitted, groups
+
+
+def _finite_only_with_bias_reduction(graph, linked, reference, names) -> list[str]:
+    _, strong = csgraph.connected_components(graph, directed=True, connection="strong")
+    infinite = np.flatnonzero(linked & (strong != strong[reference]))
+    if infinite.size == 0:
+        return []
+    return [
+        f"Bias reduction (Firth) gives finite estimates to {_quote(names, infinite)}, whose maximum-likelihood "
+        f"estimates relative to '{names[reference]}' are infinite (some items never win or never lose along "
+        "the way): these values are pulled towards 0 by the method, not measured."
+    ]
 
 
 def _surely_strongly_connected(beats: np.ndarray, max_steps: int = 8) -> bool:

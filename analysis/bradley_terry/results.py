@@ -53,6 +53,17 @@ class BTResult:
     problems: list[str] = field(default_factory=list)
     # Covariance of (abilities..., order effect, covariates); the reference row is zero.
     covariance: np.ndarray | None = None
+    bias_reduced: bool = False  # Firth's estimates (BTm(..., br = TRUE)) rather than maximum likelihood
+    # Bias-reduced fits only: differences within components not linked with the reference.
+    unlinked: list[Effect] = field(default_factory=list)
+
+    def coefficients(self) -> np.ndarray:
+        """(abilities..., order effect, covariates), in the order of `covariance`."""
+        effects = list(self.covariate_effects or [])
+        fitted_extras = len(self.covariance) - len(self.item_names) if self.covariance is not None else None
+        if self.order_effect is not None and (fitted_extras is None or fitted_extras > len(effects)):
+            effects.insert(0, self.order_effect)  # else an order effect that could not be fitted
+        return np.array([*self.estimates, *(effect.estimate for effect in effects)], dtype=float)
 
     def contrast(self, weights: np.ndarray) -> tuple[float, float]:
         """Estimate and SE of sum(w * lambda), using the full covariance."""

@@ -47,6 +47,47 @@ def test_order_effect_flag_reads_the_first_column_as_home_advantage():
     assert_allclose(order["se"], published["se"], atol=5e-5)
 
 
+def test_order_column_home_reads_bradleyterry2s_baseball_file_as_published():
+    output = run(
+        "fit_bt",
+        str(FIXTURES / "baseball.csv"),
+        "--reference",
+        "Baltimore",
+        "--order-column",
+        "home",
+        "--order-effect",
+        "--json",
+    )
+    result = json.loads(output)
+    published = PUBLISHED["baseball"]["models"]["home_advantage"]["coefficients"]
+    assert_allclose(result["order_effect"]["estimate"], published["at.home"]["estimate"], atol=5e-5)
+    boston = next(item for item in result["items"] if item["item"] == "Boston")
+    assert_allclose(boston["estimate"], published["Boston"]["estimate"], atol=5e-5)
+    assert result["n_comparisons"] == 273
+
+
+def test_a_missing_order_column_is_named_in_the_error():
+    with pytest.raises(CommandError, match="`home` column"):
+        run(
+            "fit_bt", str(FIXTURES / "citations.csv"), "--reference", "JASA", "--order-column", "home", "--order-effect"
+        )
+
+
+def test_bias_reduced_flag_gives_flatlizards_estimates_and_lists_the_unlinked_components():
+    output = run(
+        "fit_bt", str(FIXTURES / "flatlizards_contests.csv"), "--reference", "lizard003", "--bias-reduced", "--json"
+    )
+    result = json.loads(output)
+    published = PUBLISHED["flatlizards"]["models"]["unstructured_bias_reduced"]["coefficients"]
+    lizard180 = next(item for item in result["items"] if item["item"] == "lizard180")
+    assert_allclose(lizard180["estimate"], published["lizard180"]["estimate"], atol=1e-4)
+    assert result["bias_reduced"] is True
+    assert [effect["name"] for effect in result["unlinked"]][:1] == ["lizard011 - lizard060"]
+    table = run("fit_bt", str(FIXTURES / "flatlizards_contests.csv"), "--reference", "lizard003", "--bias-reduced")
+    assert table.startswith("Bias-reduced (Firth) Bradley-Terry abilities")
+    assert "lizard011 - lizard060: -1.0986 (se 2.3094)" in table
+
+
 def test_the_readable_table_aligns_items_and_marks_significance_with_stars():
     output = run("fit_bt", str(FIXTURES / "baseball_first.csv"), "--reference", "Baltimore", "--order-effect")
     lines = output.splitlines()
@@ -87,28 +128,32 @@ def test_order_effect_without_a_first_column_is_refused():
         run("fit_bt", str(FIXTURES / "citations.csv"), "--reference", "JASA", "--order-effect")
 
 
-def test_power_command_prints_power_its_error_and_the_repetitions_needed():
-    output = run(
-        "power",
-        "--systems",
-        "7",
-        "--vignettes",
-        "12",
-        "--repetitions",
-        "8",
-        "--gap",
-        "0.4",
-        "--questions",
-        "5",
-        "--simulations",
-        "2000",
-        "--seed",
-        "1",
-        "--json",
-    )
+def test_power_best_vs_worst_at_five_questions_reproduces_the_method_figure_from_the_defaults():
+    output = run("power", "--test", "best-vs-worst", "--questions", "5", "--seed", "1", "--json")
     result = json.loads(output)
-    assert abs(result["power"] - REPORTED_POWER["power"]) < 4 * result["mc_se"]  # 2,000 simulations: wide
+    assert result["test"] == "best-vs-worst" and result["simulations"] == 10_000
+    assert (result["systems"], result["vignettes"], result["repetitions"], result["gap"]) == (7, 12, 8, 0.4)
+    assert abs(result["power"] - REPORTED_POWER["power"]) < 3 * result["mc_se"]
     assert result["repetitions_needed_for_0.8"] <= 8
+
+
+def test_power_command_reports_each_system_against_the_reference_with_holm_by_default():
+    output = run("power", "--questions", "5", "--answer-sd", "0.3", "--simulations", "2000", "--seed", "2")
+    assert "each system vs the reference, wald test, Holm within a question at alpha 0.01" in output
+    assert "answer-level SD 0.3" in output
+    assert output.count("    system ") == 6
+    result = json.loads(
+        run("power", "--abilities", "0,0,0.5", "--interval", "answer-robust", "--simulations", "500", "--json")
+    )
+    assert result["test"] == "reported" and result["effects"] == [0.0, 0.5] and result["interval"] == "answer-robust"
+    assert result["false_positive_rate"] is not None
+
+
+def test_power_command_refuses_reported_only_options_for_best_vs_worst_and_bad_abilities():
+    with pytest.raises(CommandError, match="--answer-sd apply to --test reported only"):
+        run("power", "--test", "best-vs-worst", "--answer-sd", "0.2")
+    with pytest.raises(CommandError, match="numbers separated by commas"):
+        run("power", "--abilities", "0,high")
 
 
 def test_power_command_rejects_an_impossible_design():

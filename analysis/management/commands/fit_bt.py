@@ -1,4 +1,4 @@
-"""`manage.py fit_bt FILE.csv --reference ITEM [--order-effect] [--json]`: fit any comparison file."""
+"""`manage.py fit_bt FILE.csv --reference ITEM [--order-effect] [--order-column NAME] [--bias-reduced] [--json]`."""
 
 import json
 
@@ -15,18 +15,36 @@ class Command(BaseCommand):
         parser.add_argument("file", help="CSV with columns winner,loser and optionally n and first")
         parser.add_argument("--reference", required=True, help="item whose ability is fixed at 0")
         parser.add_argument(
-            "--order-effect", action="store_true", help="estimate an effect of being shown first (needs `first`)"
+            "--order-effect",
+            action="store_true",
+            help="estimate an effect of being shown first (needs the order column)",
+        )
+        parser.add_argument(
+            "--order-column",
+            default="first",
+            metavar="NAME",
+            help="column naming the item shown first, or the home team (default: first; BradleyTerry2's "
+            "baseball file: home)",
+        )
+        parser.add_argument(
+            "--bias-reduced",
+            action="store_true",
+            help="Firth's bias-reduced estimates, as BTm(..., br = TRUE): finite even for an item that never wins",
         )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
+        column = options["order_column"]
         try:
-            data = read_comparisons(options["file"])
+            data = read_comparisons(options["file"], first_column=column)
             reference = data.index_of(options["reference"])
         except ComparisonFileError as exc:
             raise CommandError(str(exc)) from exc
         if options["order_effect"] and data.first is None:
-            raise CommandError("--order-effect needs a `first` column naming the item shown first.")
+            raise CommandError(
+                f"--order-effect needs a `{column}` column naming the item shown first "
+                "(name another column with --order-column)."
+            )
         result = bradley_terry.fit(
             data.winners,
             data.losers,
@@ -35,6 +53,7 @@ class Command(BaseCommand):
             counts=data.counts,
             first=data.first if options["order_effect"] else None,
             item_names=data.item_names,
+            bias_reduced=options["bias_reduced"],
         )
         if options["json"]:
             self.stdout.write(json.dumps(_summary(result), allow_nan=False))
@@ -45,7 +64,10 @@ class Command(BaseCommand):
 def _summary(result: bradley_terry.BTResult) -> dict:
     keys = ("reference", "n_comparisons", "log_likelihood", "converged", "items", "order_effect", "problems")
     full = result.as_dict()
-    return {key: full[key] for key in keys}
+    summary = {key: full[key] for key in keys}
+    if result.bias_reduced:
+        summary |= {"bias_reduced": True, "unlinked": [effect.as_dict() for effect in result.unlinked]}
+    return summary
 
 
 def _stars(p: float) -> str:
@@ -68,8 +90,9 @@ def format_table(result: bradley_terry.BTResult) -> str:
     header = (
         f"{'item':<{width}} {'estimate':>9} {'se':>9} {'z':>9} {'p':>9}      {'95% CI':^21} {'wins':>6} {'losses':>6}"
     )
+    method = "Bias-reduced (Firth) Bradley-Terry" if result.bias_reduced else "Bradley-Terry"
     lines = [
-        f"Bradley-Terry abilities (log-odds) relative to '{result.reference}', "
+        f"{method} abilities (log-odds) relative to '{result.reference}', "
         f"{result.n_comparisons} comparisons, log-likelihood {result.log_likelihood:.3f}",
         header,
         "-" * len(header),
@@ -85,6 +108,12 @@ def format_table(result: bradley_terry.BTResult) -> str:
         lines.append(
             f"{'order effect':<{width}} {_number(effect.estimate)} {_number(effect.se)} {_number(effect.z, digits=3)} "
             f"{_p(effect.p)} {_stars(effect.p):<4} [{_number(effect.ci_low)}, {_number(effect.ci_high)}]"
+        )
+    if result.unlinked:
+        lines.append("Not linked with the reference (each relative to the last item of its component, as R prints):")
+        lines.extend(
+            f"  {effect.name}: {_number(effect.estimate).strip()} (se {_number(effect.se).strip()})"
+            for effect in result.unlinked
         )
     lines.append("Signif. codes: *** < 0.001, ** < 0.01, * < 0.05, . < 0.1")
     if not result.converged:

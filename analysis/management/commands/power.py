@@ -1,21 +1,52 @@
-"""`manage.py power --systems K --vignettes V --repetitions R --gap G ...`: simulated design power."""
+"""`manage.py power [--test reported|best-vs-worst] [--questions N] [--answer-sd T] ... [--json]`.
 
+Defaults are the source study's first experiment (7 systems, 12 vignettes, 8 judgments per
+cell, a 0.4 log-odds gap), so `power --test best-vs-worst --questions 5` reproduces its 85.6%.
+"""
+
+import argparse
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.power import SPACINGS, power_analysis
+from analysis.power import INTERVALS, SPACINGS, TESTS, power_analysis, reported_power
 
 
 class Command(BaseCommand):
-    help = "Simulated power to find the best and the worst system different (Wald test, Bradley-Terry)."
+    help = (
+        "Simulated power of a judging design: for the tests the dashboard reports (each system vs the "
+        "reference, Holm within a question), or the source study's best-vs-worst figure."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--systems", type=int, required=True)
-        parser.add_argument("--vignettes", type=int, required=True)
-        parser.add_argument("--repetitions", type=int, required=True, help="judges per system pair x vignette")
-        parser.add_argument("--gap", type=float, required=True, help="log-odds gap between best and worst")
+        parser.add_argument(
+            "--test",
+            choices=TESTS,
+            default="reported",
+            help="reported: each system vs the reference, Holm within a question (default); "
+            "best-vs-worst: the source study's figure",
+        )
+        parser.add_argument("--systems", type=int, default=7)
+        parser.add_argument("--vignettes", type=int, default=12)
+        parser.add_argument("--repetitions", type=int, default=8, help="judges per system pair x vignette")
+        parser.add_argument("--gap", type=float, default=0.4, help="log-odds from the reference (worst) to the best")
         parser.add_argument("--spacing", choices=SPACINGS, default="even")
+        parser.add_argument(
+            "--abilities",
+            type=_numbers,
+            default=None,
+            metavar="A,B,...",
+            help="reported test: true abilities, the reference first (overrides --systems, --gap, --spacing)",
+        )
+        parser.add_argument(
+            "--answer-sd", type=float, default=0.0, help="reported test: SD of answer quality beyond ability (tau)"
+        )
+        parser.add_argument(
+            "--interval",
+            choices=INTERVALS,
+            default="wald",
+            help="reported test: Wald (as the dashboard reports) or answer-robust (vignette-clustered sandwich)",
+        )
         parser.add_argument("--alpha", type=float, default=0.05)
         parser.add_argument(
             "--questions",
@@ -24,36 +55,79 @@ class Command(BaseCommand):
             help="Bonferroni-correct alpha across this many questions (default 1: no correction; the method's "
             "85.6%% and the dashboard's power page divide alpha by the study's 5 questions)",
         )
-        parser.add_argument("--simulations", type=int, default=1000)
+        parser.add_argument("--simulations", type=int, default=10_000)
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--vignettes-per-participant", type=int, default=5)
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
-        try:
-            result = power_analysis(
-                systems=options["systems"],
-                vignettes=options["vignettes"],
-                repetitions=options["repetitions"],
-                gap=options["gap"],
-                spacing=options["spacing"],
-                alpha=options["alpha"],
-                questions=options["questions"],
-                simulations=options["simulations"],
-                seed=options["seed"],
-                vignettes_per_participant=options["vignettes_per_participant"],
+        design = {
+            key: options[key]
+            for key in ("vignettes", "repetitions", "gap", "spacing", "alpha", "questions", "simulations", "seed")
+        } | {"vignettes_per_participant": options["vignettes_per_participant"]}
+        reported_only = [
+            flag
+            for flag, given in (
+                ("--abilities", options["abilities"] is not None),
+                ("--answer-sd", options["answer_sd"] != 0.0),
+                ("--interval", options["interval"] != "wald"),
             )
+            if given
+        ]
+        if options["test"] == "best-vs-worst" and reported_only:
+            raise CommandError(f"{', '.join(reported_only)} apply to --test reported only.")
+        try:
+            if options["test"] == "best-vs-worst":
+                result = power_analysis(systems=options["systems"], **design)
+            else:
+                result = reported_power(
+                    systems=options["systems"],
+                    abilities=options["abilities"],
+                    answer_sd=options["answer_sd"],
+                    interval=options["interval"],
+                    **design,
+                )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         needed = result.repetitions_needed_for(0.8)
         if options["json"]:
-            self.stdout.write(json.dumps(result.as_dict() | {"repetitions_needed_for_0.8": needed}))
+            self.stdout.write(
+                json.dumps(result.as_dict() | {"test": options["test"], "repetitions_needed_for_0.8": needed})
+            )
             return
-        self.stdout.write(
-            f"Power {result.power:.3f} (Monte Carlo SE {result.mc_se:.3f}, {result.simulations} simulations)\n"
+        lines = [
+            f"Power {result.power:.3f} (Monte Carlo SE {result.mc_se:.3f}, {result.simulations} simulations)",
             f"  {result.systems} systems, {result.vignettes} vignettes, {result.repetitions} repetitions: "
-            f"{result.comparisons} judgments per question, {result.participants} judges\n"
-            f"  best vs worst gap {result.gap} log-odds ({result.spacing} spacing), "
-            f"alpha {result.alpha_per_test:.4g} per test\n"
-            f"  repetitions needed for 80% power: {needed if needed is not None else 'more than 200'}"
-        )
+            f"{result.comparisons} judgments per question, {result.participants} judges",
+        ]
+        if options["test"] == "best-vs-worst":
+            lines.append(
+                f"  best vs worst gap {result.gap} log-odds ({result.spacing} spacing), "
+                f"alpha {result.alpha_per_test:.4g} per test"
+            )
+        else:
+            lines += _reported_lines(result)
+        lines.append(f"  repetitions needed for 80% power: {needed if needed is not None else 'more than 200'}")
+        self.stdout.write("\n".join(lines))
+
+
+def _reported_lines(result) -> list[str]:
+    lines = [
+        f"  each system vs the reference, {result.interval} test, Holm within a question at alpha "
+        f"{result.alpha_per_question:.4g}; answer-level SD {result.answer_sd}",
+        "  power is the mean over the systems with a true effect; per system (effect: power):",
+    ]
+    lines += [
+        f"    system {k}: {effect:+.3f}: {power:.3f}"
+        for k, (effect, power) in enumerate(zip(result.effects, result.per_system, strict=True), start=1)
+    ]
+    if result.false_positive_rate is not None:
+        lines.append(f"  a system without a true effect declared different: {result.false_positive_rate:.3f}")
+    return lines
+
+
+def _numbers(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"numbers separated by commas were expected, not {text!r}") from exc

@@ -1,4 +1,4 @@
-"""Power of a pairwise-judging design to tell the best system from the worst.
+"""Power of a pairwise-judging design to tell the best system from the worst (`--test best-vs-worst`).
 
 The design: every unordered pair of `systems` on every one of `vignettes`, judged by
 `repetitions` participants; each judgment is one binary pick per question. Abilities are
@@ -14,8 +14,8 @@ Reproducing the source study's figure (85.6% power for 7 systems, 12 vignettes, 
 repetitions, a 0.4 log-odds gap between best and worst, alpha 0.05) needs one assumption the
 study did not state: alpha is Bonferroni-corrected across the five questions, i.e. each
 question's test is at 0.05 / 5 = 0.01 (`questions=5`). With even spacing that gives
-0.857 (Monte Carlo SE 0.0017 over 40,000 simulations); "one-best" gives 0.855, also within
-Monte Carlo error. Without the correction (alpha 0.05 per question) the same design has about
+0.854 (two runs of 200,000 simulations: 0.855 and 0.853, Monte Carlo SE 0.0008 each), and
+"one-best" 0.855: the reported 0.856 is that figure to within its own simulation error. Without the correction (alpha 0.05 per question) the same design has about
 96% power (even) or 95% (one-best); correcting over the six comparisons with the reference
 instead gives 0.84, over all 21 pairs 0.73, so those do not match. Each judgment is one pick
 on one question; pooling the five questions as five judgments would give power near 1.
@@ -31,11 +31,13 @@ from scipy import stats
 
 from analysis import bradley_terry as bt
 
-SPACINGS = ("even", "one-best")
+from .design import abilities_for, check_design, fixed_seed, judges_needed, smallest_repetitions
 
 
 @dataclass(frozen=True)
 class PowerResult:
+    """Power of the best-vs-worst test (the paper's figure)."""
+
     power: float
     mc_se: float
     simulations: int
@@ -71,15 +73,6 @@ class PowerResult:
         return dict(self.__dict__)
 
 
-def abilities_for(systems: int, gap: float, spacing: str) -> np.ndarray:
-    """True log-abilities, worst first and best last."""
-    if spacing == "even":
-        return np.linspace(0.0, gap, systems)
-    if spacing == "one-best":
-        return np.r_[np.zeros(systems - 1), gap]
-    raise ValueError(f"spacing must be one of {', '.join(SPACINGS)}, not {spacing!r}.")
-
-
 def power_analysis(
     *,
     systems: int,
@@ -94,7 +87,7 @@ def power_analysis(
     vignettes_per_participant: int = 5,
 ) -> PowerResult:
     """Simulated power of the best-vs-worst Wald test; `questions` > 1 Bonferroni-corrects alpha."""
-    _check_design(systems, vignettes, repetitions, simulations, questions)
+    check_design(systems, vignettes, repetitions, simulations, questions)
     abilities = abilities_for(systems, gap, spacing)
     per_pair = vignettes * repetitions
     alpha_per_test = alpha / questions
@@ -115,16 +108,9 @@ def power_analysis(
         questions=questions,
         alpha_per_test=alpha_per_test,
         comparisons=cells * repetitions,
-        participants=math.ceil(cells * repetitions / vignettes_per_participant),
+        participants=judges_needed(cells * repetitions, vignettes_per_participant),
         seed=seed,
     )
-
-
-def _check_design(systems, vignettes, repetitions, simulations, questions) -> None:
-    if systems < 2:
-        raise ValueError("at least two systems are needed.")
-    if min(vignettes, repetitions, simulations, questions) < 1:
-        raise ValueError("vignettes, repetitions, simulations and questions must be at least 1.")
 
 
 def _simulate_rejections(abilities, per_pair, alpha, simulations, seed) -> tuple[int, int]:
@@ -171,8 +157,7 @@ def repetitions_needed(
     """Smallest repetitions per cell whose simulated power reaches `target_power` (None if
     even `max_repetitions` does not). Bisection: power rises with repetitions, and every
     candidate uses the same seed so that simulation noise does not break that order."""
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % 2**63)
+    seed = fixed_seed(seed)
 
     def reaches(repetitions: int) -> bool:
         result = power_analysis(
@@ -188,13 +173,4 @@ def repetitions_needed(
         )
         return result.power >= target_power
 
-    if not reaches(max_repetitions):
-        return None
-    low, high = 0, max_repetitions  # reaches(high) holds; low = 0 never counts
-    while high - low > 1:
-        middle = (low + high) // 2
-        if reaches(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return smallest_repetitions(reaches, max_repetitions)

@@ -1,0 +1,50 @@
+"""What every power calculation shares: the assumed abilities and the design checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+SPACINGS = ("even", "one-best")
+
+
+def abilities_for(systems: int, gap: float, spacing: str) -> np.ndarray:
+    """True log-abilities, worst first and best last."""
+    if spacing == "even":
+        return np.linspace(0.0, gap, systems)
+    if spacing == "one-best":
+        return np.r_[np.zeros(systems - 1), gap]
+    raise ValueError(f"spacing must be one of {', '.join(SPACINGS)}, not {spacing!r}.")
+
+
+def check_design(systems, vignettes, repetitions, simulations, questions) -> None:
+    if systems < 2:
+        raise ValueError("at least two systems are needed.")
+    if min(vignettes, repetitions, simulations, questions) < 1:
+        raise ValueError("vignettes, repetitions, simulations and questions must be at least 1.")
+
+
+def judges_needed(judgments: int, vignettes_per_participant: int) -> int:
+    return math.ceil(judgments / vignettes_per_participant)
+
+
+def fixed_seed(seed: int | None) -> int:
+    """A seed to reuse across the candidates of a search (a fresh one when none is given)."""
+    return int(np.random.SeedSequence().entropy % 2**63) if seed is None else seed
+
+
+def smallest_repetitions(reaches, max_repetitions: int) -> int | None:
+    """Smallest repetitions per cell for which `reaches(repetitions)` holds (None if even
+    `max_repetitions` does not). Bisection: power rises with repetitions, and every candidate
+    uses the same seed so that simulation noise does not break that order."""
+    if not reaches(max_repetitions):
+        return None
+    low, high = 0, max_repetitions  # reaches(high) holds; low = 0 never counts
+    while high - low > 1:
+        middle = (low + high) // 2
+        if reaches(middle):
+            high = middle
+        else:
+            low = middle
+    return high
