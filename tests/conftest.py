@@ -172,7 +172,7 @@ def fabricate_judgments(
 
 def make_judged_study(*, slug="judged", abilities=None, participants=60, seed=1, **design):
     """A live study (three systems, three vignettes) with judgments from known abilities."""
-    from surveys.lifecycle import go_live
+    from surveys.services.lifecycle import go_live
 
     abilities = abilities or {"alpha": 0.0, "beta": 0.8, "gamma": -0.6}
     design.setdefault("vignettes_per_participant", 3)

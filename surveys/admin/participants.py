@@ -3,7 +3,7 @@
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
-from ..allocation import release_participant
+from ..services.allocation import release_participant
 from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
 
 

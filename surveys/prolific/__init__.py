@@ -12,7 +12,7 @@ Modules: statuses (statuses in, reconciliation), webhooks (signature and events)
 (decisions out and POLICY_HELP).
 """
 
-from ..prolific_client import ProlificError
+from .client import ProlificError
 from .review import (
     APPROVE,
     NEVER_REJECTED,

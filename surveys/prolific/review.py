@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from django.db import models
 
-from .. import prolific_client as client
+from . import client
 from ..models import Participant, Study
-from ..prolific_client import ProlificError
+from .client import ProlificError
 from .statuses import SubmissionStatus, reconcile_study
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split

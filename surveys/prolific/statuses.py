@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, models, transaction
 
-from .. import prolific_client as client
-from ..allocation import release_participant
+from . import client
+from ..services.allocation import release_participant
 from ..models import Participant, ProlificEvent, Study
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods
 
 from ..forms.answering import AnswerForm, ConsentForm
 from ..models import Invitation, Respondent, Study
-from ..respondents import (
+from ..services.answering import (
     EntryError,
     completion_url,
     mark_task_started,

@@ -11,7 +11,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairForm
-from ..judging import (
+from ..services.judging import (
     attention_options,
     completion_code,
     current_step,

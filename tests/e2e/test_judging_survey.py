@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from surveys.lifecycle import go_live
+from surveys.services.lifecycle import go_live
 from surveys.models import Answer, Judgment, Participant
 from tests.conftest import make_study
 from tests.e2e.browser import stub_prolific

@@ -9,8 +9,8 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from surveys.allocation import allocate, release_expired, release_participant
-from surveys.lifecycle import go_live
+from surveys.services.allocation import allocate, release_expired, release_participant
+from surveys.services.lifecycle import go_live
 from surveys.models import Assignment, Cell, Participant, Study
 from surveys.tasks import release_expired_reservations
 from tests.conftest import make_study

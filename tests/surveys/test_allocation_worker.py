@@ -7,8 +7,8 @@ import pytest
 from django.db.models import Sum
 from django.utils import timezone
 
-from surveys.allocation import allocate
-from surveys.lifecycle import go_live
+from surveys.services.allocation import allocate
+from surveys.services.lifecycle import go_live
 from surveys.models import Assignment, Cell, Participant
 from surveys.tasks import release_expired_reservations
 from tests.conftest import make_study

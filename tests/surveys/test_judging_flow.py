@@ -10,9 +10,9 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from surveys.allocation import release_expired, release_participant
-from surveys.judging import record_demographics, record_page
-from surveys.lifecycle import go_live
+from surveys.services.allocation import release_expired, release_participant
+from surveys.services.judging import record_demographics, record_page
+from surveys.services.lifecycle import go_live
 from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant
 from tests.conftest import make_study
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from surveys.judging import MEDIAN_NEEDS, assess_quality, median_seconds
+from surveys.services.judging import MEDIAN_NEEDS, assess_quality, median_seconds
 from surveys.models import Participant
 from tests.conftest import make_study
 

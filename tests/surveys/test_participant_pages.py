@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.views.defaults import server_error
 
-from surveys.lifecycle import go_live
+from surveys.services.lifecycle import go_live
 from surveys.models import Cell, Participant
 from tests.conftest import make_study
 

@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from surveys import prolific_client as client
+from surveys.prolific import client
 from tests.fakes.prolific_server import FakeProlific
 
 REJECTION_MESSAGE = "x" * 120

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from surveys.models import Answer, Invitation, Respondent, RespondentTask, Study, System
-from surveys.respondents import (
+from surveys.services.answering import (
     EntryError,
     assign_vignettes,
     create_invitation,
@@ -531,7 +531,7 @@ def test_a_study_with_respondents_can_still_be_deleted_and_a_used_invitation_can
     study = answering_study(m=1)
     start(study, 1)
     invitation = create_invitation(study=study, system=study.systems.get(key="phil"))
-    from surveys.respondents import start_invited_respondent
+    from surveys.services.answering import start_invited_respondent
 
     start_invited_respondent(invitation=invitation)
     with pytest.raises(RestrictedError):
@@ -595,7 +595,7 @@ def test_pages_being_written_count_for_their_vignette_until_they_are_abandoned()
 
     import time_machine
 
-    from surveys.respondents import vignette_loads
+    from surveys.services.answering import vignette_loads
 
     study = answering_study(vignettes=2, m=1)
     lay = study.systems.get(key="lay")

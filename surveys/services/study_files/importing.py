@@ -5,7 +5,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from surveys.lifecycle import close_study, go_live
+from ...services.lifecycle import close_study, go_live
 from surveys.models import Answer, Question, Study, System, Vignette
 
 from ..answers import replace_features

@@ -18,8 +18,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from .models import Answer, Invitation, Respondent, RespondentTask, Study, System
-from .services.answers import FeatureIn, create_answer
+from ..models import Answer, Invitation, Respondent, RespondentTask, Study, System
+from .answers import FeatureIn, create_answer
 
 # Prolific's ids (participant, study, submission) are 24 hexadecimal characters.
 PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")

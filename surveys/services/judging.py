@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from .allocation import allocate, has_room, release_participant
-from .models import (
+from ..models import (
     DEFAULT_ATTENTION_OPTIONS,
     Answer,
     Assignment,

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from .models import Assignment, Cell, Participant, Study
+from ..models import Assignment, Cell, Participant, Study
 
 ATTEMPTS = 30  # tries when other arrivals hold the free cells' locks for a moment
 
