@@ -70,6 +70,28 @@ class Participant(models.Model):
         RETURNED = "returned", "Returned or timed out"
         RESEARCHER = "researcher", "Excluded by the researcher"
 
+    class ProlificStatus(models.TextChoices):
+        """A submission's status on Prolific, as the API and webhooks spell it."""
+
+        NONE = "", "Not heard from Prolific"
+        RESERVED = "RESERVED", "Reserved"
+        ACTIVE = "ACTIVE", "Active"
+        AWAITING_REVIEW = "AWAITING REVIEW", "Awaiting review"
+        APPROVED = "APPROVED", "Approved"
+        PARTIALLY_APPROVED = "PARTIALLY APPROVED", "Partially approved"
+        REJECTED = "REJECTED", "Rejected"
+        RETURNED = "RETURNED", "Returned"
+        TIMED_OUT = "TIMED-OUT", "Timed out"
+        SCREENED_OUT = "SCREENED OUT", "Screened out"
+
+    class ReviewStatus(models.TextChoices):
+        """What we told Prolific about a submission."""
+
+        NOT_REVIEWED = "", "Not reviewed"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        RETURN_REQUESTED = "return-requested", "Asked to return"
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
     prolific_pid = models.CharField(max_length=64)
     prolific_study_id = models.CharField(max_length=64, blank=True)
@@ -84,9 +106,13 @@ class Participant(models.Model):
     attention_choice = models.PositiveSmallIntegerField(null=True, blank=True)
     first_position_share = models.FloatField(null=True, blank=True)
     seconds_total = models.FloatField(default=0)
-    prolific_status = models.CharField(max_length=24, blank=True)
+    # Prolific may add statuses: an unknown one is still stored as sent (choices are not enforced).
+    prolific_status = models.CharField(max_length=24, choices=ProlificStatus.choices, blank=True)
     review_status = models.CharField(
-        max_length=24, blank=True, help_text="What we told Prolific: approved, rejected, …"
+        max_length=24,
+        choices=ReviewStatus.choices,
+        blank=True,
+        help_text="What we told Prolific: approved, rejected, …",
     )
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)

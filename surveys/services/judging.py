@@ -5,7 +5,6 @@ every step is checked against where the participant really is (`current_step`), 
 submit, the back button or a reload never duplicates or skips anything.
 """
 
-import re
 import secrets
 import statistics
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .allocation import allocate, has_room, release_participant
 from ..models import (
     DEFAULT_ATTENTION_OPTIONS,
     Answer,
@@ -30,44 +28,26 @@ from ..models import (
     Question,
     Study,
 )
+from . import participation
+from .allocation import allocate, has_room
+from .errors import EntryRefused, TransitionNotAllowed
+from .participation import Event, StepName
+from .prolific_link import ProlificParams, parse_prolific_params
 
-PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")
+__all__ = ["ProlificParams", "parse_prolific_params"]  # here too: the judging entry's parameters
+
 CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
 MEDIAN_NEEDS = 5  # "too fast against the median" is judged once this many others have finished
 
 
 @dataclass(frozen=True)
-class ProlificParams:
-    pid: str
-    study_id: str
-    session_id: str
-
-
-@dataclass(frozen=True)
 class Step:
-    """Where a participant is: `name` is one of consent, no-consent, demographics, pair, attention,
-    complete, full, ended; `assignment` is the current page for `pair`."""
+    """Where a participant is (`name` picks the view and template); `assignment` is the current page for `pair`."""
 
-    name: str
+    name: StepName
     assignment: Assignment | None = None
     done: int = 0
     total: int = 0
-
-
-def parse_prolific_params(params) -> ProlificParams:
-    """PROLIFIC_PID, STUDY_ID and SESSION_ID from the link, each a 24-character hex id."""
-    errors = []
-    values = {}
-    for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
-        value = (params.get(name) or "").strip()
-        if not value:
-            errors.append(f"{name} is missing from the link.")
-        elif not PROLIFIC_ID.match(value):
-            errors.append(f"{name} is not a Prolific id (24 letters and digits).")
-        values[name] = value
-    if errors:
-        raise ValidationError(errors)
-    return ProlificParams(pid=values["PROLIFIC_PID"], study_id=values["STUDY_ID"], session_id=values["SESSION_ID"])
 
 
 def enter_study(*, study: Study, params: ProlificParams) -> Participant:
@@ -76,9 +56,9 @@ def enter_study(*, study: Study, params: ProlificParams) -> Participant:
     if found:
         return found
     if study.prolific_study_id and params.study_id != study.prolific_study_id:
-        raise ValidationError("This link belongs to a different Prolific study.")
+        raise EntryRefused("This link belongs to a different Prolific study.")
     if not study.is_live:
-        raise ValidationError("This study is not open for participants at the moment.")
+        raise EntryRefused("This study is not open for participants at the moment.")
     # A study already full turns a new arrival away at once (with the screened-out code), rather than
     # after consent and demographics; `allocate` still has the last word for those let in.
     full = not has_room(study=study)
@@ -89,7 +69,7 @@ def enter_study(*, study: Study, params: ProlificParams) -> Participant:
                 prolific_pid=params.pid,
                 prolific_study_id=params.study_id,
                 session_id=params.session_id,
-                status=Participant.Status.SCREENED_OUT if full else Participant.Status.STARTED,
+                status=participation.arrival_status(study_full=full),
                 finished_at=timezone.now() if full else None,
             )
     except IntegrityError:
@@ -97,7 +77,7 @@ def enter_study(*, study: Study, params: ProlificParams) -> Participant:
         found = Participant.objects.filter(study=study, prolific_pid=params.pid).order_by("pk").first()
         if found:
             return found
-        raise ValidationError("This Prolific submission is already in use.") from None
+        raise EntryRefused("This Prolific submission is already in use.") from None
 
 
 def start_preview(*, study: Study) -> Participant:
@@ -108,61 +88,46 @@ def start_preview(*, study: Study) -> Participant:
 
 
 def current_step(participant: Participant) -> Step:
-    status = participant.status
-    Status = Participant.Status
-    if status == Status.STARTED:
-        return Step("consent")
-    if status == Status.NO_CONSENT:
-        return Step("no-consent")
-    if status == Status.CONSENTED:
-        return Step("demographics")
-    if status == Status.SCREENED_OUT:
-        return Step("full")
-    if status in (Status.COMPLETED, Status.FAILED_ATTENTION):
-        return Step("complete")
-    if status != Status.JUDGING:
-        return Step("ended")  # returned, timed out, expired
+    step = participation.STATUSES[participant.status].step
+    if step is not None:
+        return Step(step)
     assignments = list(participant.assignments.select_related("vignette").order_by("position"))
     done = sum(a.status == Assignment.Status.COMPLETED for a in assignments)
     current = next((a for a in assignments if a.status == Assignment.Status.RESERVED), None)
     if current is not None:
-        return Step("pair", current, done=done, total=len(assignments))
+        return Step(StepName.PAIR, current, done=done, total=len(assignments))
     if assignments and done == len(assignments):
-        return Step("attention", done=done, total=len(assignments))
-    return Step("ended")
+        return Step(StepName.ATTENTION, done=done, total=len(assignments))
+    return Step(StepName.ENDED)
 
 
 @transaction.atomic
 def record_consent(*, participant: Participant, consent: bool, anonymised: bool) -> Participant:
     participant = Participant.objects.select_for_update().get(pk=participant.pk)
-    if participant.status != Participant.Status.STARTED:
+    event = Event.CONSENT_GIVEN if consent else Event.CONSENT_REFUSED
+    if not participation.allows(participant.status, event):
         return participant  # answered already (a double submit)
     participant.consented_at = timezone.now() if consent else None
     participant.anonymised_data_consent = anonymised if consent else None
-    participant.status = Participant.Status.CONSENTED if consent else Participant.Status.NO_CONSENT
-    if not consent:
-        participant.finished_at = timezone.now()
-    participant.save(update_fields=["consented_at", "anonymised_data_consent", "status", "finished_at"])
-    return participant
+    participant.save(update_fields=["consented_at", "anonymised_data_consent"])
+    return participation.apply_event(participant=participant, event=event).participant
 
 
 def record_demographics(*, participant: Participant, demographics: dict, now: datetime | None = None) -> Participant:
     """Store the answers, then allocate the judging pages; a full study screens the participant out."""
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant.pk)
-        if participant.status != Participant.Status.CONSENTED:
+        if not participation.allows(participant.status, Event.PAGES_ALLOCATED):
             return participant  # answered already
         participant.demographics = demographics
         participant.save(update_fields=["demographics"])
     assignments = allocate(participant=participant, now=now)
-    with transaction.atomic():
-        participant = Participant.objects.select_for_update().get(pk=participant.pk)
-        if participant.status == Participant.Status.CONSENTED:
-            participant.status = Participant.Status.JUDGING if assignments else Participant.Status.SCREENED_OUT
-            if not assignments:
-                participant.finished_at = timezone.now()
-            participant.save(update_fields=["status", "finished_at"])
-    return participant
+    try:
+        event = Event.PAGES_ALLOCATED if assignments else Event.STUDY_FULL
+        return participation.apply_event(participant=participant, event=event).participant
+    except TransitionNotAllowed:  # moved on meanwhile (a double submit that allocated first)
+        participant.refresh_from_db()
+        return participant
 
 
 def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
@@ -295,7 +260,7 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
     now = now or timezone.now()
     with transaction.atomic():
         participant = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
-        if current_step(participant).name != "attention":
+        if current_step(participant).name != StepName.ATTENTION:
             return participant  # finished already, or not there yet
         study = participant.study
         positions = list(
@@ -315,26 +280,17 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
         )
         failed = attention_choice != CORRECT_ATTENTION_CHOICE
         participant.attention_choice = attention_choice
-        participant.flags = flags
         participant.first_position_share = (
             positions.count(Judgment.Position.FIRST) / len(positions) if positions else None
         )
         participant.seconds_total = seconds_total
-        participant.finished_at = now
-        participant.status = Participant.Status.FAILED_ATTENTION if failed else Participant.Status.COMPLETED
-        participant.save(
-            update_fields=[
-                "attention_choice",
-                "flags",
-                "first_position_share",
-                "seconds_total",
-                "finished_at",
-                "status",
-            ]
-        )
+        participant.save(update_fields=["attention_choice", "first_position_share", "seconds_total"])
+        event = Event.ATTENTION_FAILED if failed else Event.ATTENTION_PASSED
+        participant = participation.apply_event(participant=participant, event=event, now=now).participant
         if flags:
-            release_participant(participant=participant, exclusion=flags[0]["code"])
-            participant.refresh_from_db()
+            # Flagged participants are excluded: their judgments stay stored, their places reopen.
+            event = Event.QUALITY_FLAGGED
+            participant = participation.apply_event(participant=participant, event=event, flags=flags).participant
     return participant
 
 
@@ -353,17 +309,7 @@ def median_seconds(*, study: Study) -> float | None:
 
 def completion_code(participant: Participant) -> str:
     """The Prolific completion code for the participant's outcome ("" when the study has none set)."""
-    study = participant.study
-    Status = Participant.Status
-    if participant.status == Status.FAILED_ATTENTION:
-        return study.failed_attention_code or study.completion_code
-    if participant.status == Status.NO_CONSENT:
-        return study.no_consent_code
-    if participant.status == Status.SCREENED_OUT:
-        return study.screened_out_code
-    if participant.status == Status.COMPLETED:
-        return study.completion_code
-    return ""
+    return participation.completion_code(participant, participant.study)
 
 
 def prolific_return_url(code: str) -> str:

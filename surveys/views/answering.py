@@ -10,7 +10,6 @@ from django.views.decorators.http import require_http_methods
 from ..forms.answering import AnswerForm, ConsentForm
 from ..models import Invitation, Respondent, Study
 from ..services.answering import (
-    EntryError,
     completion_url,
     mark_task_started,
     next_task,
@@ -19,6 +18,10 @@ from ..services.answering import (
     start_prolific_respondent,
     submit_answer,
 )
+from ..services.errors import EntryRefused, NotOffered, StudyClosed
+
+# The HTTP status of each refusal: a closed study is gone for good, a survey not offered is not found.
+ENTRY_REFUSED_STATUS = {StudyClosed: 410, NotOffered: 404}
 
 SESSION_LOST = (
     "We could not find your answers in this browser. Please open the study again from its link "
@@ -57,8 +60,8 @@ def _next_page(request, respondent: Respondent):
 def _enter(request, study: Study, start):
     try:
         respondent = start()
-    except EntryError as exc:
-        return _problem(request, exc.message, exc.status)
+    except EntryRefused as exc:
+        return _problem(request, " ".join(exc.messages), ENTRY_REFUSED_STATUS.get(type(exc), 400))
     request.session[_session_key(study)] = respondent.pk
     return _next_page(request, respondent)
 

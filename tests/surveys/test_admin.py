@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from surveys.services.lifecycle import go_live
 from surveys.models import Answer, Study
 from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.lifecycle import go_live
 
 
 @pytest.fixture

@@ -9,9 +9,10 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from surveys.services.allocation import allocate, release_expired, release_participant
-from surveys.services.lifecycle import go_live
 from surveys.models import Assignment, Cell, Participant, Study
+from surveys.services.allocation import allocate, release_expired
+from surveys.services.lifecycle import go_live
+from surveys.services.participation import Event, apply_event, give_back_places
 from surveys.tasks import release_expired_reservations
 from tests.conftest import make_study
 
@@ -153,8 +154,9 @@ def test_excluding_a_participant_gives_back_completed_pages_once_and_keeps_them_
     Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.COMPLETED)
     Cell.objects.filter(pk=done.cell_id).update(reserved=F("reserved") - 1, completed=F("completed") + 1)
 
-    assert release_participant(participant=participant, exclusion=Participant.Exclusion.TOO_FAST) == 2
-    assert release_participant(participant=participant, exclusion=Participant.Exclusion.TOO_FAST) == 0
+    flags = [{"code": Participant.Exclusion.TOO_FAST, "reason": "judged in 10 s"}]
+    assert apply_event(participant=participant, event=Event.QUALITY_FLAGGED, flags=flags).released == 2
+    assert apply_event(participant=participant, event=Event.QUALITY_FLAGGED, flags=flags).released == 0
     participant.refresh_from_db()
     assert participant.exclusion == Participant.Exclusion.TOO_FAST
     assert all(completed == 0 and reserved == 0 for completed, reserved, _ in fills(study))
@@ -165,13 +167,13 @@ def test_excluding_a_participant_gives_back_completed_pages_once_and_keeps_them_
 
 
 @pytest.mark.django_db
-def test_releasing_a_valid_participant_without_a_new_status_keeps_completed_pages():
+def test_giving_back_only_reserved_places_keeps_completed_pages():
     study = live_study(vignettes=2, vignettes_per_participant=2)
     participant = arrive(study, 1)
     done, _ = allocate(participant=participant)
     Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.COMPLETED)
     Cell.objects.filter(pk=done.cell_id).update(reserved=F("reserved") - 1, completed=F("completed") + 1)
-    assert release_participant(participant=participant) == 1
+    assert give_back_places(participant=participant, completed=False) == 1
     assert sum(completed for completed, _, _ in fills(study)) == 1
 
 
@@ -180,7 +182,7 @@ def test_a_returned_participant_gives_everything_back_with_the_status_set():
     study = live_study(vignettes=2, vignettes_per_participant=2)
     participant = arrive(study, 1)
     allocate(participant=participant)
-    assert release_participant(participant=participant, status=Participant.Status.RETURNED) == 2
+    assert apply_event(participant=participant, event=Event.RETURNED).released == 2
     participant.refresh_from_db()
     assert participant.status == Participant.Status.RETURNED
 

@@ -10,10 +10,11 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from surveys.services.allocation import release_expired, release_participant
+from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant
+from surveys.services.allocation import release_expired
 from surveys.services.judging import record_demographics, record_page
 from surveys.services.lifecycle import go_live
-from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant
+from surveys.services.participation import Event, apply_event
 from tests.conftest import make_study
 
 PID = "5f0c8a1b2c3d4e5f6a7b8c9d"
@@ -363,7 +364,7 @@ def test_a_returned_participant_is_not_given_work_again():
     study = live_study()
     client = csrf_client()
     through_demographics(client, study)
-    release_participant(participant=Participant.objects.get(), status=Participant.Status.RETURNED)
+    apply_event(participant=Participant.objects.get(), event=Event.RETURNED)
     response = client.get(link(study))
     assert b"returned or timed out" in client.get(response.url).content
 

@@ -3,12 +3,12 @@
 import pytest
 from django.db.models import Sum
 
-from surveys.prolific import client as prolific_client
-from surveys.services.allocation import allocate
-from surveys.services.lifecycle import go_live
 from surveys.models import Cell, Participant
+from surveys.prolific import client as prolific_client
 from surveys.prolific import reconcile_study
 from surveys.prolific.tasks import reconcile_live_studies
+from surveys.services.allocation import allocate
+from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 from tests.fakes.prolific_server import FakeProlific
 

@@ -12,10 +12,10 @@ from django.db import connection
 from django.db.models import Sum
 from rest_framework.test import APIClient
 
-from surveys.services.allocation import allocate
-from surveys.services.lifecycle import go_live
 from surveys.models import Cell, Participant, ProlificEvent
 from surveys.prolific import receive_webhook_event, verify_webhook
+from surveys.services.allocation import allocate
+from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 
 SECRET = "whsec-test-secret"

@@ -9,7 +9,6 @@ from django.urls import reverse
 
 from surveys.models import Answer, Invitation, Respondent, RespondentTask, Study, System
 from surveys.services.answering import (
-    EntryError,
     assign_vignettes,
     create_invitation,
     record_consent,
@@ -17,6 +16,7 @@ from surveys.services.answering import (
     submit_answer,
 )
 from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.errors import StudyClosed
 from tests.conftest import make_study
 
 PID = "5f1e0c7a9b3d2e4f6a8b0c1d"
@@ -182,7 +182,7 @@ def test_a_closed_study_takes_no_new_respondents():
     study = answering_study()
     Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
     study.refresh_from_db()
-    with pytest.raises(EntryError, match="closed"):
+    with pytest.raises(StudyClosed, match="closed"):
         start_prolific_respondent(study=study, prolific_pid=PID, prolific_study_id=STUDY_ID, session_id=SESSION_ID)
 
 
