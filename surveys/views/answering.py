@@ -4,7 +4,6 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import path
 from django.views.decorators.http import require_http_methods
 
 from ..forms.answering import AnswerForm, ConsentForm
@@ -166,13 +165,3 @@ def preview(request, slug):
     context = {"study": study, "task": {"vignette": vignette}, "form": form, "page": 1, "preview": True}
     context["pages"] = study.answers_per_respondent
     return render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
-
-
-urlpatterns: list = [
-    path("r/<slug:slug>/preview/", preview, name="answering-preview"),
-    path("r/<slug:slug>/", entry, name="answering-entry"),
-    path("r/<slug:slug>/invite/<str:token>/", invitation_entry, name="answering-invitation"),
-    path("r/<slug:slug>/consent/", consent, name="answering-consent"),
-    path("r/<slug:slug>/write/<int:position>/", write, name="answering-write"),
-    path("r/<slug:slug>/done/", done, name="answering-done"),
-]

@@ -7,7 +7,6 @@ they asked for another page, so a reload, the back button or an old tab never sk
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairForm
@@ -163,13 +162,3 @@ def done(request, slug: str):
     code = completion_code(participant)
     context = {"participant": participant, "step": step, "code": code, "return_url": prolific_return_url(code)}
     return render(request, f"surveys/judging/{step.name.value}.html", context)
-
-
-urlpatterns = [
-    path("s/<slug:slug>/", entry, name="judging-entry"),
-    path("s/<slug:slug>/consent/", consent, name="judging-consent"),
-    path("s/<slug:slug>/about-you/", about_you, name="judging-about-you"),
-    path("s/<slug:slug>/pair/<int:position>/", pair, name="judging-pair"),
-    path("s/<slug:slug>/check/", check, name="judging-check"),
-    path("s/<slug:slug>/done/", done, name="judging-done"),
-]
