@@ -1,19 +1,11 @@
 from html.parser import HTMLParser
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from surveys.models import Answer, Study
 from surveys.services.answers import FeatureIn, create_answer
 from surveys.services.lifecycle import go_live
-
-
-@pytest.fixture
-def researcher(client, db):
-    user = get_user_model().objects.create_user("res", password="pw-for-tests-1", is_staff=True, is_superuser=True)
-    client.force_login(user)
-    return user
 
 
 @pytest.mark.django_db

@@ -1,11 +1,10 @@
 """Allocation: balance, order rules, expiry, giving cells back, and many arrivals at once."""
 
-import threading
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 import pytest
-from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -14,7 +13,7 @@ from surveys.services.allocation import allocate, release_expired
 from surveys.services.lifecycle import go_live
 from surveys.services.participation import Event, apply_event, give_back_places
 from surveys.tasks import release_expired_reservations
-from tests.conftest import make_study
+from tests.conftest import at_once, make_study
 
 
 def live_study(**kwargs):
@@ -193,25 +192,12 @@ def test_a_burst_of_simultaneous_arrivals_never_fills_a_cell_past_its_target():
     # 3 systems x 4 vignettes = 12 cells, R=3: 36 places; 80 arrivals want 2 each (160 places).
     study = live_study(vignettes=4, vignettes_per_participant=2, repetitions=3)
     participants = [arrive(study, n) for n in range(80)]
-    barrier = threading.Barrier(len(participants))
-    results, errors = {}, []
+    results = {}
 
     def run(participant):
-        try:
-            barrier.wait()
-            results[participant.pk] = allocate(participant=participant)
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
+        results[participant.pk] = allocate(participant=participant)
 
-    threads = [threading.Thread(target=run, args=(p,)) for p in participants]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert errors == []
+    assert at_once(*[partial(run, p) for p in participants]) == [None] * len(participants)
     cells = list(Cell.objects.filter(study=study))
     assert all(cell.completed + cell.reserved <= cell.target for cell in cells)
     held = sum(len(assignments) for assignments in results.values())

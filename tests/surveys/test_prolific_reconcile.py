@@ -10,15 +10,6 @@ from surveys.prolific.tasks import reconcile_live_studies
 from surveys.services.allocation import allocate
 from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
-from tests.fakes.prolific_server import FakeProlific
-
-
-@pytest.fixture
-def prolific(settings):
-    with FakeProlific() as server:
-        settings.PROLIFIC_API_URL = server.url
-        settings.PROLIFIC_API_TOKEN = server.token
-        yield server
 
 
 @pytest.fixture
