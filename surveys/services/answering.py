@@ -9,9 +9,7 @@ double submit, the back button or a reload never writes a second Answer.
 
 import random
 from datetime import timedelta
-from urllib.parse import urlencode
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
@@ -20,7 +18,7 @@ from django.utils import timezone
 from ..models import Answer, Invitation, Respondent, RespondentTask, Study, System
 from .answers import FeatureIn, create_answer
 from .errors import InvalidProlificLink, NotOffered, StudyClosed
-from .prolific_link import parse_prolific_params
+from .prolific_link import parse_prolific_params, prolific_return_url
 
 # An unsubmitted page counts towards its vignette's load for this long after it was handed out, so
 # respondents arriving together spread out, while abandoned pages stop counting eventually.
@@ -233,6 +231,4 @@ def completion_url(respondent: Respondent) -> str | None:
         if respondent.status == Respondent.Status.NO_CONSENT
         else respondent.study.completion_code
     )
-    if not code:
-        return None
-    return f"{settings.PROLIFIC_COMPLETION_URL}?{urlencode({'cc': code})}"
+    return prolific_return_url(code) or None

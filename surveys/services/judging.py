@@ -9,9 +9,7 @@ import secrets
 import statistics
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import urlencode
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -32,9 +30,7 @@ from . import participation
 from .allocation import allocate, has_room
 from .errors import EntryRefused, TransitionNotAllowed
 from .participation import Event, StepName
-from .prolific_link import ProlificParams, parse_prolific_params
-
-__all__ = ["ProlificParams", "parse_prolific_params"]  # here too: the judging entry's parameters
+from .prolific_link import ProlificParams
 
 CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
 MEDIAN_NEEDS = 5  # "too fast against the median" is judged once this many others have finished
@@ -310,8 +306,3 @@ def median_seconds(*, study: Study) -> float | None:
 def completion_code(participant: Participant) -> str:
     """The Prolific completion code for the participant's outcome ("" when the study has none set)."""
     return participation.completion_code(participant, participant.study)
-
-
-def prolific_return_url(code: str) -> str:
-    """Where Prolific takes a completion code (settings.PROLIFIC_COMPLETION_URL?cc=CODE)."""
-    return f"{settings.PROLIFIC_COMPLETION_URL}?{urlencode({'cc': code})}" if code else ""

@@ -3,6 +3,9 @@
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.conf import settings
 
 from .errors import InvalidProlificLink
 
@@ -35,3 +38,8 @@ def parse_prolific_params(params: Mapping) -> ProlificParams:
     if errors:
         raise InvalidProlificLink(errors)
     return ProlificParams(pid=values["PROLIFIC_PID"], study_id=values["STUDY_ID"], session_id=values["SESSION_ID"])
+
+
+def prolific_return_url(code: str) -> str:
+    """Where Prolific takes a completion code (settings.PROLIFIC_COMPLETION_URL?cc=CODE); "" without a code."""
+    return f"{settings.PROLIFIC_COMPLETION_URL}?{urlencode({'cc': code})}" if code else ""

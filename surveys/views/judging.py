@@ -19,14 +19,13 @@ from ..services.judging import (
     finish_participant,
     mark_shown,
     page_content,
-    prolific_return_url,
     record_consent,
     record_demographics,
     record_page,
     start_preview,
 )
 from ..services.participation import StepName
-from ..services.prolific_link import parse_prolific_params
+from ..services.prolific_link import parse_prolific_params, prolific_return_url
 
 STEP_PAGES = {
     StepName.CONSENT: "surveys:judging-consent",
