@@ -89,11 +89,11 @@ def main() -> None:
     from django.db.models import Sum
     from django.test import Client
 
-    from surveys import prolific_client
-    from surveys.allocation import allocate
-    from surveys.lifecycle import go_live
     from surveys.models import Cell, Participant, ProlificEvent, Study
+    from surveys.prolific import client as prolific_client
     from surveys.prolific import reconcile_study
+    from surveys.services.allocation import allocate
+    from surveys.services.lifecycle import go_live
     from tests.conftest import make_study
     from tests.fakes.prolific_server import FakeProlific
 

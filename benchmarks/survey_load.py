@@ -91,7 +91,7 @@ def setup_django(env: dict) -> None:
 
 
 def load_study(*, slug: str, repetitions: int, k: int, systems: int, vignettes: int):
-    from surveys.lifecycle import go_live
+    from surveys.services.lifecycle import go_live
     from tests.conftest import make_study
 
     study = make_study(

@@ -239,7 +239,7 @@ PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
 PROLIFIC_COMPLETION_URL = os.environ.get("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
 # Prolific: apply submission statuses from the submissions list, in case a webhook was missed.
 CELERY_BEAT_SCHEDULE["prolific-reconcile-live-studies"] = {
-    "task": "surveys.prolific_tasks.reconcile_live_studies",
+    "task": "surveys.prolific.tasks.reconcile_live_studies",
     "schedule": 600.0,
 }
 

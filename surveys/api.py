@@ -7,7 +7,6 @@ Prolific's HMAC signature instead, so it has no authentication classes (hence no
 import json
 
 from django.conf import settings
-from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
@@ -78,6 +77,3 @@ class ProlificWebhook(APIView):
         data.is_valid(raise_exception=True)
         applied = receive_webhook_event(payload={**payload, **data.validated_data})
         return Response({"detail": applied.outcome, "released": applied.released}, status=status.HTTP_200_OK)
-
-
-urlpatterns = [path("prolific/webhook/", ProlificWebhook.as_view(), name="prolific_webhook")]

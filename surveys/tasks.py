@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from . import allocation
+from .services import allocation
 
 
 @shared_task

@@ -172,7 +172,7 @@ def fabricate_judgments(
 
 def make_judged_study(*, slug="judged", abilities=None, participants=60, seed=1, **design):
     """A live study (three systems, three vignettes) with judgments from known abilities."""
-    from surveys.lifecycle import go_live
+    from surveys.services.lifecycle import go_live
 
     abilities = abilities or {"alpha": 0.0, "beta": 0.8, "gamma": -0.6}
     design.setdefault("vignettes_per_participant", 3)
@@ -180,3 +180,48 @@ def make_judged_study(*, slug="judged", abilities=None, participants=60, seed=1,
     study = go_live(study=study)
     fabricate_judgments(study, abilities, participants=participants, seed=seed)
     return study
+
+
+@pytest.fixture
+def staff_client(client, db):
+    """The test client, signed in as a staff user (a researcher without admin rights)."""
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.create_user("staff", password="pw-for-tests-1", is_staff=True))
+    return client
+
+
+@pytest.fixture
+def researcher(client, db):
+    """A superuser researcher, signed in on the test client."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("res", password="pw-for-tests-1", is_staff=True, is_superuser=True)
+    client.force_login(user)
+    return user
+
+
+def at_once(*calls) -> list:
+    """Run the calls in threads released together; returns their exceptions (None when fine)."""
+    import threading
+
+    from django.db import connection
+
+    barrier = threading.Barrier(len(calls))
+    outcomes: list = [None] * len(calls)
+
+    def run(index, call):
+        try:
+            barrier.wait()
+            call()
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            outcomes[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes

@@ -7,7 +7,7 @@ import pytest
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import connection
 
-from surveys.lifecycle import go_live
+from surveys.services.lifecycle import go_live
 
 from .conftest import make_study
 

@@ -2,15 +2,6 @@
 
 import re
 
-import pytest
-from django.contrib.auth import get_user_model
-
-
-@pytest.fixture
-def staff_client(client, db):
-    client.force_login(get_user_model().objects.create_user("staff", password="pw-for-tests-1", is_staff=True))
-    return client
-
 
 def test_the_api_docs_page_loads_swagger_ui_from_our_static_files_not_a_cdn(staff_client):
     page = staff_client.get("/api/docs/").content.decode()

@@ -3,8 +3,8 @@
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
-from ..allocation import release_participant
 from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
+from ..services.participation import Event, apply_event
 
 
 @admin.register(Cell)
@@ -71,7 +71,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     )
     def exclude_by_researcher(self, request, queryset):
         reopened = sum(
-            release_participant(participant=participant, exclusion=Participant.Exclusion.RESEARCHER)
+            apply_event(participant=participant, event=Event.EXCLUDED_BY_RESEARCHER).released
             for participant in queryset
         )
         self.message_user(

@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ..models import Invitation, Respondent, RespondentTask, Study, System
-from ..respondents import invitation_errors
+from ..services.answering import invitation_errors
 
 
 class InvitationForm(forms.ModelForm):

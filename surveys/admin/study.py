@@ -8,10 +8,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ..lifecycle import close_study, go_live, launch_warnings, missing_for_live
 from ..models import Answer, Question, Study, System, Vignette
 from ..prolific import POLICY_HELP, ProlificError, reconcile_study, review_submissions
 from ..services.answers import select_answer
+from ..services.lifecycle import close_study, go_live, launch_warnings, missing_for_live
 
 
 class QuestionInline(admin.TabularInline):

@@ -1,7 +1,7 @@
 """Prolific: submission statuses in (webhook and reconciliation) and review decisions out.
 
 - `apply_submission_status` records what Prolific says about a submission; RETURNED and TIMED-OUT
-  give the participant's cells back at once (allocation.release_participant).
+  give the participant's cells back at once (services/participation.py: PROLIFIC_EVENTS).
 - `reconcile_study` walks a study's submissions list and applies the same, for missed webhooks.
 - `review_submissions` approves valid submissions in one bulk call and handles invalid ones by the
   study's policy, within Prolific's rules (see `decide_review`).
@@ -12,7 +12,7 @@ Modules: statuses (statuses in, reconciliation), webhooks (signature and events)
 (decisions out and POLICY_HELP).
 """
 
-from ..prolific_client import ProlificError
+from .client import ProlificError
 from .review import (
     APPROVE,
     NEVER_REJECTED,
@@ -30,7 +30,6 @@ from .review import (
     review_submissions,
 )
 from .statuses import (
-    RELEASING,
     SUBMISSION_STATUS_CHANGE,
     Applied,
     Reconciled,
@@ -55,7 +54,6 @@ __all__ = [
     "POLICY_HELP",
     "REASONS",
     "REJECT",
-    "RELEASING",
     "REQUEST_RETURN",
     "REVIEWABLE",
     "SINGLE_ATTENTION_FAILURE_REJECTABLE_UNDER_MINUTES",

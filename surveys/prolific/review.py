@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from django.db import models
-
-from .. import prolific_client as client
 from ..models import Participant, Study
-from ..prolific_client import ProlificError
+from ..services import participation
+from ..services.participation import REVIEWABLE
+from . import client
+from .client import ProlificError
 from .statuses import SubmissionStatus, reconcile_study
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
@@ -31,22 +31,7 @@ POLICY_HELP = (
 )
 
 
-class ReviewStatus(models.TextChoices):
-    """What we told Prolific about a submission (Participant.review_status)."""
-
-    NOT_REVIEWED = "", "Not reviewed"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
-    RETURN_REQUESTED = "return-requested", "Asked to return"
-
-
-# Our outcomes that finished with a completion code, so Prolific holds them for review.
-REVIEWABLE = [
-    Participant.Status.COMPLETED,
-    Participant.Status.FAILED_ATTENTION,
-    Participant.Status.SCREENED_OUT,
-    Participant.Status.NO_CONSENT,
-]
+ReviewStatus = Participant.ReviewStatus  # what we told Prolific (Participant.review_status)
 
 
 APPROVE, REJECT, REQUEST_RETURN = "approve", "reject", "request-return"
@@ -231,9 +216,6 @@ def _unreviewed(study: Study):
 
 
 def _record(participants: list[Participant], review_status: str, prolific_status: str | None) -> int:
-    fields = {"review_status": review_status}
-    if prolific_status:
-        fields["prolific_status"] = prolific_status
-    return Participant.objects.filter(
-        pk__in=[p.pk for p in participants], review_status=ReviewStatus.NOT_REVIEWED
-    ).update(**fields)
+    return participation.record_review(
+        participants=participants, review_status=review_status, prolific_status=prolific_status
+    )

@@ -1,41 +1,26 @@
 """Submission statuses in: from a webhook (`apply_submission_status`) or by walking a study's
-submissions list (`reconcile_study`, for missed webhooks). RETURNED and TIMED-OUT reopen cells."""
+submissions list (`reconcile_study`, for missed webhooks). What a status does to the participant is
+the participant lifecycle's (services/participation.py: PROLIFIC_EVENTS, RULES)."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
 
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 
-from .. import prolific_client as client
-from ..allocation import release_participant
 from ..models import Participant, ProlificEvent, Study
+from ..services import participation
+from ..services.participation import PROLIFIC_EVENTS
+from . import client
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
 
 SUBMISSION_STATUS_CHANGE = "submission.status.change"
 
 
-class SubmissionStatus(models.TextChoices):
-    """A submission's status on Prolific, as the API and webhooks spell it."""
-
-    RESERVED = "RESERVED", "Reserved"
-    ACTIVE = "ACTIVE", "Active"
-    AWAITING_REVIEW = "AWAITING REVIEW", "Awaiting review"
-    APPROVED = "APPROVED", "Approved"
-    PARTIALLY_APPROVED = "PARTIALLY APPROVED", "Partially approved"
-    REJECTED = "REJECTED", "Rejected"
-    RETURNED = "RETURNED", "Returned"
-    TIMED_OUT = "TIMED-OUT", "Timed out"
-    SCREENED_OUT = "SCREENED OUT", "Screened out"
-
-
-# Prolific statuses that end a participant's part at once: their cells reopen for someone else.
-RELEASING = {
-    SubmissionStatus.RETURNED: (Participant.Status.RETURNED, Participant.Exclusion.RETURNED),
-    SubmissionStatus.TIMED_OUT: (Participant.Status.TIMED_OUT, Participant.Exclusion.RETURNED),
-}
+# A submission's status on Prolific, as the API and webhooks spell it (Participant.prolific_status).
+SubmissionStatus = Participant.ProlificStatus
 
 
 @dataclass
@@ -54,7 +39,7 @@ def apply_submission_status(
     event_id: str | None = None,
     payload: dict | None = None,
 ) -> Applied:
-    """Record a submission's Prolific status; RETURNED and TIMED-OUT reopen the participant's cells.
+    """Record a submission's Prolific status; one in PROLIFIC_EVENTS (RETURNED, TIMED-OUT) also changes ours.
 
     `session_id` is Prolific's submission id. With `event_id`, a repeated event changes nothing.
     Without `study` (a webhook says only the submission), the participant is found by submission id.
@@ -76,14 +61,11 @@ def apply_submission_status(
         participant = _find_participant(study=study, session_id=session_id, participant_id=participant_id)
         if participant is None:
             return Applied("unknown-submission")
-        changed = (
-            Participant.objects.filter(pk=participant.pk).exclude(prolific_status=status).update(prolific_status=status)
-        )
+        changed = participation.record_prolific_status(participant=participant, status=status)
         if not participant.session_id:
             Participant.objects.filter(pk=participant.pk, session_id="").update(session_id=session_id)
-        if status in RELEASING:
-            new_status, exclusion = RELEASING[status]
-            released = release_participant(participant=participant, status=new_status, exclusion=exclusion)
+        if status in PROLIFIC_EVENTS:
+            released = participation.apply_event(participant=participant, event=PROLIFIC_EVENTS[status]).released
             return Applied("released", participant, released)
     return Applied("recorded" if changed else "unchanged", participant)
 
@@ -129,7 +111,7 @@ def reconcile_study(*, study: Study) -> Reconciled:
         status = submission.status.strip().upper()
         if submission.id in known and known[submission.id] == status:
             continue  # already applied (a release happened in the same transaction)
-        if submission.id in known and status not in RELEASING:
+        if submission.id in known and status not in PROLIFIC_EVENTS:
             plain.setdefault(status, []).append(submission.id)
             continue
         applied = apply_submission_status(
@@ -141,11 +123,7 @@ def reconcile_study(*, study: Study) -> Reconciled:
             result.changed += 1
             result.released += applied.released
     for status, session_ids in plain.items():
-        result.changed += (
-            Participant.objects.filter(study=study, is_preview=False, session_id__in=session_ids)
-            .exclude(prolific_status=status)
-            .update(prolific_status=status)
-        )
+        result.changed += participation.record_prolific_statuses(study=study, session_ids=session_ids, status=status)
     log.info("prolific reconcile %s", result)
     return result
 

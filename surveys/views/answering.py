@@ -4,13 +4,11 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import path
 from django.views.decorators.http import require_http_methods
 
 from ..forms.answering import AnswerForm, ConsentForm
 from ..models import Invitation, Respondent, Study
-from ..respondents import (
-    EntryError,
+from ..services.answering import (
     completion_url,
     mark_task_started,
     next_task,
@@ -19,6 +17,10 @@ from ..respondents import (
     start_prolific_respondent,
     submit_answer,
 )
+from ..services.errors import EntryRefused, NotOffered, StudyClosed
+
+# The HTTP status of each refusal: a closed study is gone for good, a survey not offered is not found.
+ENTRY_REFUSED_STATUS = {StudyClosed: 410, NotOffered: 404}
 
 SESSION_LOST = (
     "We could not find your answers in this browser. Please open the study again from its link "
@@ -57,8 +59,8 @@ def _next_page(request, respondent: Respondent):
 def _enter(request, study: Study, start):
     try:
         respondent = start()
-    except EntryError as exc:
-        return _problem(request, exc.message, exc.status)
+    except EntryRefused as exc:
+        return _problem(request, " ".join(exc.messages), ENTRY_REFUSED_STATUS.get(type(exc), 400))
     request.session[_session_key(study)] = respondent.pk
     return _next_page(request, respondent)
 
@@ -163,13 +165,3 @@ def preview(request, slug):
     context = {"study": study, "task": {"vignette": vignette}, "form": form, "page": 1, "preview": True}
     context["pages"] = study.answers_per_respondent
     return render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
-
-
-urlpatterns: list = [
-    path("r/<slug:slug>/preview/", preview, name="answering-preview"),
-    path("r/<slug:slug>/", entry, name="answering-entry"),
-    path("r/<slug:slug>/invite/<str:token>/", invitation_entry, name="answering-invitation"),
-    path("r/<slug:slug>/consent/", consent, name="answering-consent"),
-    path("r/<slug:slug>/write/<int:position>/", write, name="answering-write"),
-    path("r/<slug:slug>/done/", done, name="answering-done"),
-]

@@ -7,11 +7,11 @@ they asked for another page, so a reload, the back button or an old tab never sk
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairForm
-from ..judging import (
+from ..models import Assignment, Participant, Study
+from ..services.judging import (
     attention_options,
     completion_code,
     current_step,
@@ -19,19 +19,18 @@ from ..judging import (
     finish_participant,
     mark_shown,
     page_content,
-    parse_prolific_params,
-    prolific_return_url,
     record_consent,
     record_demographics,
     record_page,
     start_preview,
 )
-from ..models import Assignment, Participant, Study
+from ..services.participation import StepName
+from ..services.prolific_link import parse_prolific_params, prolific_return_url
 
 STEP_PAGES = {
-    "consent": "surveys:judging-consent",
-    "demographics": "surveys:judging-about-you",
-    "attention": "surveys:judging-check",
+    StepName.CONSENT: "surveys:judging-consent",
+    StepName.DEMOGRAPHICS: "surveys:judging-about-you",
+    StepName.ATTENTION: "surveys:judging-check",
 }
 NO_SESSION = (
     "We could not find your place in this study in this browser. Please open the study again from its "
@@ -50,12 +49,12 @@ def _problem(request, study: Study | None, problems: list[str], status: int = 40
 def _to_step(participant: Participant):
     step = current_step(participant)
     slug = participant.study.slug
-    if step.name == "pair":
+    if step.name == StepName.PAIR:
         return redirect("surveys:judging-pair", slug, step.assignment.position)
     return redirect(STEP_PAGES.get(step.name, "surveys:judging-done"), slug)
 
 
-def _at(request, slug: str, *names: str):
+def _at(request, slug: str, *names: StepName):
     """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
     participant_id = request.session.get(_session_key(slug))
     participant = (
@@ -91,7 +90,7 @@ def entry(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def consent(request, slug: str):
-    participant, step, elsewhere = _at(request, slug, "consent")
+    participant, step, elsewhere = _at(request, slug, StepName.CONSENT)
     if elsewhere:
         return elsewhere
     form = ConsentForm(request.POST or None)
@@ -103,7 +102,7 @@ def consent(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def about_you(request, slug: str):
-    participant, step, elsewhere = _at(request, slug, "demographics")
+    participant, step, elsewhere = _at(request, slug, StepName.DEMOGRAPHICS)
     if elsewhere:
         return elsewhere
     form = DemographicsForm(request.POST or None)
@@ -115,10 +114,10 @@ def about_you(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def pair(request, slug: str, position: int):
-    participant, step, elsewhere = _at(request, slug, "pair")
+    participant, step, elsewhere = _at(request, slug, StepName.PAIR)
     if participant is None:
         return elsewhere
-    if not (step.name == "pair" and 1 <= position <= step.total):
+    if not (step.name == StepName.PAIR and 1 <= position <= step.total):
         get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
     if elsewhere or step.assignment.position != position:
         if participant.assignments.filter(position=position, status=Assignment.Status.COMPLETED).exists():
@@ -141,7 +140,7 @@ def pair(request, slug: str, position: int):
 
 @require_http_methods(["GET", "POST"])
 def check(request, slug: str):
-    participant, step, elsewhere = _at(request, slug, "attention")
+    participant, step, elsewhere = _at(request, slug, StepName.ATTENTION)
     if elsewhere:
         return elsewhere
     study = participant.study
@@ -154,19 +153,11 @@ def check(request, slug: str):
 
 @require_GET
 def done(request, slug: str):
-    participant, step, elsewhere = _at(request, slug, "complete", "no-consent", "full", "ended")
+    participant, step, elsewhere = _at(
+        request, slug, StepName.COMPLETE, StepName.NO_CONSENT, StepName.FULL, StepName.ENDED
+    )
     if elsewhere:
         return elsewhere
     code = completion_code(participant)
     context = {"participant": participant, "step": step, "code": code, "return_url": prolific_return_url(code)}
-    return render(request, f"surveys/judging/{step.name}.html", context)
-
-
-urlpatterns = [
-    path("s/<slug:slug>/", entry, name="judging-entry"),
-    path("s/<slug:slug>/consent/", consent, name="judging-consent"),
-    path("s/<slug:slug>/about-you/", about_you, name="judging-about-you"),
-    path("s/<slug:slug>/pair/<int:position>/", pair, name="judging-pair"),
-    path("s/<slug:slug>/check/", check, name="judging-check"),
-    path("s/<slug:slug>/done/", done, name="judging-done"),
-]
+    return render(request, f"surveys/judging/{step.name.value}.html", context)

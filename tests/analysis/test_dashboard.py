@@ -13,13 +13,6 @@ FAST = {"bootstrap": 50, "split_halves": 10}
 
 
 @pytest.fixture
-def staff_client(client, db):
-    user = get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def fitted(db):
     study = make_judged_study(participants=40, seed=5)
     System.objects.filter(study=study, key="beta").update(label="<b>GPT</b> & $co")

@@ -5,7 +5,6 @@ import io
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from analysis import bradley_terry as bt
 from analysis.exports import (
@@ -131,12 +130,6 @@ def test_demographics_count_valid_participants_per_category(judged):
     assert gender["Woman"]["n"] == "29" and gender["Woman"]["percent"] == "96.7" and gender["Man"]["n"] == "1"
     assert "Excluded" not in gender
     assert {row["value"] for row in table if row["variable"] == "languages"} == {"en", "de"}
-
-
-@pytest.fixture
-def staff_client(client, db):
-    client.force_login(get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True))
-    return client
 
 
 @pytest.mark.parametrize(

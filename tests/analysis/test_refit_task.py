@@ -12,7 +12,7 @@ from django.utils import timezone
 from analysis import tasks
 from analysis.models import AnalysisRun
 from analysis.services import queue_refit
-from surveys.lifecycle import close_study
+from surveys.services.lifecycle import close_study
 
 from ..conftest import make_judged_study, make_study
 

@@ -5,8 +5,8 @@ import pytest
 
 from analysis.models import AnalysisRun
 from analysis.services import json_safe, read_study_data, refit_study, study_progress
-from surveys.lifecycle import go_live
 from surveys.models import Answer, Cell, Judgment, Participant
+from surveys.services.lifecycle import go_live
 
 from ..conftest import fabricate_judgments, make_judged_study, make_study
 

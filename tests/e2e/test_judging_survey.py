@@ -7,8 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from surveys.lifecycle import go_live
 from surveys.models import Answer, Judgment, Participant
+from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 from tests.e2e.browser import stub_prolific
 

@@ -1,19 +1,11 @@
 from html.parser import HTMLParser
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from surveys.lifecycle import go_live
 from surveys.models import Answer, Study
 from surveys.services.answers import FeatureIn, create_answer
-
-
-@pytest.fixture
-def researcher(client, db):
-    user = get_user_model().objects.create_user("res", password="pw-for-tests-1", is_staff=True, is_superuser=True)
-    client.force_login(user)
-    return user
+from surveys.services.lifecycle import go_live
 
 
 @pytest.mark.django_db
@@ -77,7 +69,7 @@ def test_answers_appear_side_by_side_and_selecting_one_records_who_and_when(clie
 
 @pytest.mark.django_db
 def test_selection_is_fixed_once_a_study_is_live(client, researcher, study):
-    from surveys.lifecycle import go_live
+    from surveys.services.lifecycle import go_live
 
     go_live(study=study)
     other = Answer.objects.create(system=study.systems.first(), vignette=study.vignettes.first(), sample=2)

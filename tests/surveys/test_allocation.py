@@ -1,19 +1,19 @@
 """Allocation: balance, order rules, expiry, giving cells back, and many arrivals at once."""
 
-import threading
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 import pytest
-from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from surveys.allocation import allocate, release_expired, release_participant
-from surveys.lifecycle import go_live
 from surveys.models import Assignment, Cell, Participant, Study
+from surveys.services.allocation import allocate, release_expired
+from surveys.services.lifecycle import go_live
+from surveys.services.participation import Event, apply_event, give_back_places
 from surveys.tasks import release_expired_reservations
-from tests.conftest import make_study
+from tests.conftest import at_once, make_study
 
 
 def live_study(**kwargs):
@@ -153,8 +153,9 @@ def test_excluding_a_participant_gives_back_completed_pages_once_and_keeps_them_
     Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.COMPLETED)
     Cell.objects.filter(pk=done.cell_id).update(reserved=F("reserved") - 1, completed=F("completed") + 1)
 
-    assert release_participant(participant=participant, exclusion=Participant.Exclusion.TOO_FAST) == 2
-    assert release_participant(participant=participant, exclusion=Participant.Exclusion.TOO_FAST) == 0
+    flags = [{"code": Participant.Exclusion.TOO_FAST, "reason": "judged in 10 s"}]
+    assert apply_event(participant=participant, event=Event.QUALITY_FLAGGED, flags=flags).released == 2
+    assert apply_event(participant=participant, event=Event.QUALITY_FLAGGED, flags=flags).released == 0
     participant.refresh_from_db()
     assert participant.exclusion == Participant.Exclusion.TOO_FAST
     assert all(completed == 0 and reserved == 0 for completed, reserved, _ in fills(study))
@@ -165,13 +166,13 @@ def test_excluding_a_participant_gives_back_completed_pages_once_and_keeps_them_
 
 
 @pytest.mark.django_db
-def test_releasing_a_valid_participant_without_a_new_status_keeps_completed_pages():
+def test_giving_back_only_reserved_places_keeps_completed_pages():
     study = live_study(vignettes=2, vignettes_per_participant=2)
     participant = arrive(study, 1)
     done, _ = allocate(participant=participant)
     Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.COMPLETED)
     Cell.objects.filter(pk=done.cell_id).update(reserved=F("reserved") - 1, completed=F("completed") + 1)
-    assert release_participant(participant=participant) == 1
+    assert give_back_places(participant=participant, completed=False) == 1
     assert sum(completed for completed, _, _ in fills(study)) == 1
 
 
@@ -180,7 +181,7 @@ def test_a_returned_participant_gives_everything_back_with_the_status_set():
     study = live_study(vignettes=2, vignettes_per_participant=2)
     participant = arrive(study, 1)
     allocate(participant=participant)
-    assert release_participant(participant=participant, status=Participant.Status.RETURNED) == 2
+    assert apply_event(participant=participant, event=Event.RETURNED).released == 2
     participant.refresh_from_db()
     assert participant.status == Participant.Status.RETURNED
 
@@ -191,25 +192,12 @@ def test_a_burst_of_simultaneous_arrivals_never_fills_a_cell_past_its_target():
     # 3 systems x 4 vignettes = 12 cells, R=3: 36 places; 80 arrivals want 2 each (160 places).
     study = live_study(vignettes=4, vignettes_per_participant=2, repetitions=3)
     participants = [arrive(study, n) for n in range(80)]
-    barrier = threading.Barrier(len(participants))
-    results, errors = {}, []
+    results = {}
 
     def run(participant):
-        try:
-            barrier.wait()
-            results[participant.pk] = allocate(participant=participant)
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
+        results[participant.pk] = allocate(participant=participant)
 
-    threads = [threading.Thread(target=run, args=(p,)) for p in participants]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert errors == []
+    assert at_once(*[partial(run, p) for p in participants]) == [None] * len(participants)
     cells = list(Cell.objects.filter(study=study))
     assert all(cell.completed + cell.reserved <= cell.target for cell in cells)
     held = sum(len(assignments) for assignments in results.values())

@@ -7,9 +7,9 @@ import pytest
 from django.db.models import Sum
 from django.utils import timezone
 
-from surveys.allocation import allocate
-from surveys.lifecycle import go_live
 from surveys.models import Assignment, Cell, Participant
+from surveys.services.allocation import allocate
+from surveys.services.lifecycle import go_live
 from surveys.tasks import release_expired_reservations
 from tests.conftest import make_study
 from tests.workers import celery_worker, own_queue, wait_for

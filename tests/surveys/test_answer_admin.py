@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from surveys.models import Answer
-from tests.surveys.test_admin import _answer_form, _FormFields, researcher  # noqa: F401  (a fixture, used by name)
+from tests.surveys.test_admin import _answer_form, _FormFields
 
 
 def _features(answer: Answer) -> list[tuple]:

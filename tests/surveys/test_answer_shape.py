@@ -10,7 +10,7 @@ from llm_collect.parsing import ParseError, parse_answer
 from surveys.models import Answer
 from surveys.services.answers import FeatureIn, answer_json_schema, gemini_answer_schema
 from surveys.services.shapes import ShapeError
-from tests.surveys.test_admin import _answer_form, researcher  # noqa: F401  (a fixture, used by name)
+from tests.surveys.test_admin import _answer_form
 from tests.surveys.test_respondents import answer_post, answering_study, consented, page
 
 # What the providers accept, written out by hand from their documentation: OpenAI Structured Outputs

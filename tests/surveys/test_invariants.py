@@ -5,9 +5,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from surveys.lifecycle import go_live
 from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant, Question
 from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.lifecycle import go_live
 
 from ..conftest import make_study
 

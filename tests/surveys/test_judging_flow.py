@@ -1,20 +1,19 @@
 """The judging survey through its URLs with the Django test client, as a participant from Prolific."""
 
-import threading
 from datetime import timedelta
 
 import pytest
 import time_machine
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from surveys.allocation import release_expired, release_participant
-from surveys.judging import record_demographics, record_page
-from surveys.lifecycle import go_live
 from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant
-from tests.conftest import make_study
+from surveys.services.allocation import release_expired
+from surveys.services.judging import record_demographics, record_page
+from surveys.services.lifecycle import go_live
+from surveys.services.participation import Event, apply_event
+from tests.conftest import at_once, make_study
 
 PID = "5f0c8a1b2c3d4e5f6a7b8c9d"
 STUDY_ID = "60aa11bb22cc33dd44ee55ff"
@@ -363,7 +362,7 @@ def test_a_returned_participant_is_not_given_work_again():
     study = live_study()
     client = csrf_client()
     through_demographics(client, study)
-    release_participant(participant=Participant.objects.get(), status=Participant.Status.RETURNED)
+    apply_event(participant=Participant.objects.get(), event=Event.RETURNED)
     response = client.get(link(study))
     assert b"returned or timed out" in client.get(response.url).content
 
@@ -406,28 +405,6 @@ def test_only_staff_can_start_a_preview():
     assert not Participant.objects.filter(is_preview=True).exists()
 
 
-def _at_once(*calls):
-    """Run the calls in threads released together; returns their exceptions (None when fine)."""
-    barrier = threading.Barrier(len(calls))
-    outcomes = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            call()
-        except Exception as exc:  # pragma: no cover - reported by the test
-            outcomes[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_same_page_submitted_from_two_tabs_at_once_is_recorded_once():
@@ -436,7 +413,7 @@ def test_the_same_page_submitted_from_two_tabs_at_once_is_recorded_once():
     through_demographics(client, study)
     participant = Participant.objects.get()
     page = participant.assignments.get(position=1)
-    outcomes = _at_once(
+    outcomes = at_once(
         *[lambda: record_page(participant=participant, assignment=page, picks=picks(study)) for _ in range(4)]
     )
     assert outcomes == [None] * 4
@@ -453,7 +430,7 @@ def test_demographics_sent_twice_at_once_allocate_one_set_of_pages():
     response = client.get(link(study))
     post(client, response.url, {"consent": "yes", "anonymised": "yes"})
     participant = Participant.objects.get()
-    outcomes = _at_once(
+    outcomes = at_once(
         *[lambda: record_demographics(participant=participant, demographics=DEMOGRAPHICS) for _ in range(4)]
     )
     assert outcomes == [None] * 4

@@ -2,8 +2,8 @@
 
 import pytest
 
-from surveys.judging import MEDIAN_NEEDS, assess_quality, median_seconds
 from surveys.models import Participant
+from surveys.services.judging import MEDIAN_NEEDS, assess_quality, median_seconds
 from tests.conftest import make_study
 
 GOOD = dict(

@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.views.defaults import server_error
 
-from surveys.lifecycle import go_live
 from surveys.models import Cell, Participant
+from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 
 PID = "5f0c8a1b2c3d4e5f6a7b8c9d"

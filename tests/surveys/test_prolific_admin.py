@@ -1,29 +1,12 @@
 """The study admin's Prolific actions: review and reconcile, with their messages."""
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from surveys.models import Participant, ProlificEvent, Study
 from tests.conftest import make_study
-from tests.fakes.prolific_server import FakeProlific
 
 CHANGELIST = "admin:surveys_study_changelist"
-
-
-@pytest.fixture
-def prolific(settings):
-    with FakeProlific() as server:
-        settings.PROLIFIC_API_URL = server.url
-        settings.PROLIFIC_API_TOKEN = server.token
-        yield server
-
-
-@pytest.fixture
-def researcher(client, db):
-    user = get_user_model().objects.create_user("res", password="pw-for-tests-1", is_staff=True, is_superuser=True)
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture

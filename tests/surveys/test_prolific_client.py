@@ -3,18 +3,9 @@
 import httpx
 import pytest
 
-from surveys import prolific_client as client
-from tests.fakes.prolific_server import FakeProlific
+from surveys.prolific import client
 
 REJECTION_MESSAGE = "x" * 120
-
-
-@pytest.fixture
-def prolific(settings):
-    with FakeProlific() as server:
-        settings.PROLIFIC_API_URL = server.url
-        settings.PROLIFIC_API_TOKEN = server.token
-        yield server
 
 
 def test_it_lists_every_submission_across_pages(prolific):

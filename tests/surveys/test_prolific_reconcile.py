@@ -3,22 +3,13 @@
 import pytest
 from django.db.models import Sum
 
-from surveys import prolific_client
-from surveys.allocation import allocate
-from surveys.lifecycle import go_live
 from surveys.models import Cell, Participant
+from surveys.prolific import client as prolific_client
 from surveys.prolific import reconcile_study
-from surveys.prolific_tasks import reconcile_live_studies
+from surveys.prolific.tasks import reconcile_live_studies
+from surveys.services.allocation import allocate
+from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
-from tests.fakes.prolific_server import FakeProlific
-
-
-@pytest.fixture
-def prolific(settings):
-    with FakeProlific() as server:
-        settings.PROLIFIC_API_URL = server.url
-        settings.PROLIFIC_API_TOKEN = server.token
-        yield server
 
 
 @pytest.fixture

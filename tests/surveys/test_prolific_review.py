@@ -5,17 +5,8 @@ import pytest
 from surveys.models import Participant, Study
 from surveys.prolific import decide_review, review_submissions
 from tests.conftest import make_study
-from tests.fakes.prolific_server import FakeProlific
 
 S, X = Participant.Status, Participant.Exclusion
-
-
-@pytest.fixture
-def prolific(settings):
-    with FakeProlific(page_size=50) as server:
-        settings.PROLIFIC_API_URL = server.url
-        settings.PROLIFIC_API_TOKEN = server.token
-        yield server
 
 
 def submission(study, prolific, name, *, status=S.COMPLETED, exclusion="", on_prolific="AWAITING REVIEW"):

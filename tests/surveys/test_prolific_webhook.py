@@ -4,19 +4,17 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
 import time
 
 import pytest
-from django.db import connection
 from django.db.models import Sum
 from rest_framework.test import APIClient
 
-from surveys.allocation import allocate
-from surveys.lifecycle import go_live
 from surveys.models import Cell, Participant, ProlificEvent
 from surveys.prolific import receive_webhook_event, verify_webhook
-from tests.conftest import make_study
+from surveys.services.allocation import allocate
+from surveys.services.lifecycle import go_live
+from tests.conftest import at_once, make_study
 
 SECRET = "whsec-test-secret"
 URL = "/prolific/webhook/"
@@ -205,21 +203,12 @@ def test_simultaneous_deliveries_of_one_event_release_the_cells_once():
     participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
     allocate(participant=participant)
     payload = status_change("sub1", "RETURNED") | {"event_id": "evt-race"}
-    outcomes, barrier = [], threading.Barrier(8)
+    outcomes = []
 
     def deliver():
-        try:
-            barrier.wait()
-            outcomes.append(receive_webhook_event(payload=payload).outcome)
-        finally:
-            connection.close()
+        outcomes.append(receive_webhook_event(payload=payload).outcome)
 
-    threads = [threading.Thread(target=deliver) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
+    assert at_once(*[deliver] * 8) == [None] * 8
     assert sorted(outcomes) == ["duplicate"] * 7 + ["released"]
     assert reserved(study) == 0
     assert ProlificEvent.objects.count() == 1

@@ -3,10 +3,10 @@
 import pytest
 from django.db.models import Sum
 
-from surveys.allocation import allocate
-from surveys.lifecycle import go_live
 from surveys.models import Cell, Participant
-from surveys.prolific_tasks import reconcile_live_studies
+from surveys.prolific.tasks import reconcile_live_studies
+from surveys.services.allocation import allocate
+from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 from tests.fakes.prolific_server import FakeProlific
 from tests.workers import celery_worker, own_queue, wait_for

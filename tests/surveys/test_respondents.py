@@ -2,14 +2,14 @@
 
 import random
 from collections import Counter
+from functools import partial
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from surveys.models import Answer, Invitation, Respondent, RespondentTask, Study, System
-from surveys.respondents import (
-    EntryError,
+from surveys.services.answering import (
     assign_vignettes,
     create_invitation,
     record_consent,
@@ -17,7 +17,8 @@ from surveys.respondents import (
     submit_answer,
 )
 from surveys.services.answers import FeatureIn, create_answer
-from tests.conftest import make_study
+from surveys.services.errors import StudyClosed
+from tests.conftest import at_once, make_study
 
 PID = "5f1e0c7a9b3d2e4f6a8b0c1d"
 STUDY_ID = "60a1b2c3d4e5f60718293a4b"
@@ -182,7 +183,7 @@ def test_a_closed_study_takes_no_new_respondents():
     study = answering_study()
     Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
     study.refresh_from_db()
-    with pytest.raises(EntryError, match="closed"):
+    with pytest.raises(StudyClosed, match="closed"):
         start_prolific_respondent(study=study, prolific_pid=PID, prolific_study_id=STUDY_ID, session_id=SESSION_ID)
 
 
@@ -461,37 +462,11 @@ def test_an_invitations_page_shows_its_link_and_whether_it_was_used(client):
     assert "Opened " in html
 
 
-def _in_threads(work, n: int) -> list:
-    """Run work(i) for i in range(n) in n threads released together; return their exceptions."""
-    import threading
-
-    from django.db import connection
-
-    barrier = threading.Barrier(n)
-    errors = []
-
-    def run(i):
-        try:
-            barrier.wait()
-            work(i)
-        except Exception as exc:  # noqa: BLE001 - collected for the assertion
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_respondents_arriving_together_are_still_spread_evenly():
     study = answering_study(vignettes=4, m=2)
-    assert _in_threads(lambda i: start(study, i), 8) == []
+    assert at_once(*[partial(start, study, i) for i in range(8)]) == [None] * 8
     per_vignette = Counter(RespondentTask.objects.values_list("vignette__key", flat=True))
     assert per_vignette == {"v1": 4, "v2": 4, "v3": 4, "v4": 4}
 
@@ -505,7 +480,7 @@ def test_simultaneous_submits_of_one_page_and_of_two_respondents_never_clash():
     def submit(i):
         submit_answer(task=tasks[i % 2], features=[FeatureIn(feature="harm", weight=100)], action=f"act {i}")
 
-    assert _in_threads(submit, 6) == []
+    assert at_once(*[partial(submit, i) for i in range(6)]) == [None] * 6
     answers = Answer.objects.filter(origin=Answer.Origin.RESPONDENT)
     assert answers.count() == 2
     assert sorted(answers.values_list("sample", flat=True)) == [1, 2]
@@ -531,7 +506,7 @@ def test_a_study_with_respondents_can_still_be_deleted_and_a_used_invitation_can
     study = answering_study(m=1)
     start(study, 1)
     invitation = create_invitation(study=study, system=study.systems.get(key="phil"))
-    from surveys.respondents import start_invited_respondent
+    from surveys.services.answering import start_invited_respondent
 
     start_invited_respondent(invitation=invitation)
     with pytest.raises(RestrictedError):
@@ -595,7 +570,7 @@ def test_pages_being_written_count_for_their_vignette_until_they_are_abandoned()
 
     import time_machine
 
-    from surveys.respondents import vignette_loads
+    from surveys.services.answering import vignette_loads
 
     study = answering_study(vignettes=2, m=1)
     lay = study.systems.get(key="lay")

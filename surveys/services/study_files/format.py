@@ -5,7 +5,7 @@ that table's field names (a file key that differs is the field's alias, e.g. `or
 a value is checked against its database field with no second copy of the limits: the maximum length,
 the choices, a slug's characters, a URL's form and the integer range all come from the Django field.
 
-Adding a study setting: add the field to `Study` (surveys/models.py) and one line to the block that
+Adding a study setting: add the field to `Study` (surveys/models/study.py) and one line to the block that
 carries it below (`Design`, `ProlificSettings`, `QualitySettings`, `InstrumentSettings`). Import sets
 it, export writes it, the checks follow the model field; describe it in docs/study-files.md.
 """

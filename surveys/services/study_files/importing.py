@@ -5,9 +5,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from surveys.lifecycle import close_study, go_live
 from surveys.models import Answer, Question, Study, System, Vignette
 
+from ...services.lifecycle import close_study, go_live
 from ..answers import replace_features
 from .format import AnswerEntry, FileObject
 from .reading import StudyFileError, read_study_file

@@ -8,58 +8,32 @@ double submit, the back button or a reload never writes a second Answer.
 """
 
 import random
-import re
 from datetime import timedelta
-from urllib.parse import urlencode
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from .models import Answer, Invitation, Respondent, RespondentTask, Study, System
-from .services.answers import FeatureIn, create_answer
-
-# Prolific's ids (participant, study, submission) are 24 hexadecimal characters.
-PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")
-PROLIFIC_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+from ..models import Answer, Invitation, Respondent, RespondentTask, Study, System
+from .answers import FeatureIn, create_answer
+from .errors import InvalidProlificLink, NotOffered, StudyClosed
+from .prolific_link import parse_prolific_params, prolific_return_url
 
 # An unsubmitted page counts towards its vignette's load for this long after it was handed out, so
 # respondents arriving together spread out, while abandoned pages stop counting eventually.
 OPEN_TASK_HOLD = timedelta(hours=3)
 
 
-class EntryError(Exception):
-    """Someone cannot (or can no longer) enter the survey; `message` says why, in plain words."""
-
-    def __init__(self, message: str, *, status: int = 400):
-        self.message = message
-        self.status = status
-        super().__init__(message)
-
-
-def prolific_param_errors(params) -> list[str]:
-    """What is wrong with the Prolific parameters of an entry link (empty when they are fine)."""
-    errors = []
-    for name in PROLIFIC_PARAMS:
-        value = params.get(name, "")
-        if not value:
-            errors.append(f"{name} is missing")
-        elif not PROLIFIC_ID.match(value):
-            errors.append(f"{name} is not a Prolific id (24 hexadecimal characters)")
-    return errors
-
-
 def _open_study(study: Study) -> None:
     if study.status == Study.Status.CLOSED:
-        raise EntryError("This study is closed and no longer takes answers. Thank you for your interest.", status=410)
+        raise StudyClosed("This study is closed and no longer takes answers. Thank you for your interest.")
 
 
 def lay_system(study: Study) -> System:
     system = study.systems.filter(kind=System.Kind.HUMAN).order_by("position", "id").first()
     if system is None:
-        raise EntryError("This study does not collect answers from participants.", status=404)
+        raise NotOffered("This study does not collect answers from participants.")
     return system
 
 
@@ -68,11 +42,14 @@ def start_prolific_respondent(
     *, study: Study, prolific_pid: str, prolific_study_id: str, session_id: str
 ) -> Respondent:
     """The respondent for this Prolific participant: created on the first visit, resumed after."""
-    errors = prolific_param_errors(
-        {"PROLIFIC_PID": prolific_pid, "STUDY_ID": prolific_study_id, "SESSION_ID": session_id}
-    )
-    if errors:
-        raise EntryError("This link is incomplete: " + "; ".join(errors) + ". Please open the study from Prolific.")
+    try:
+        params = parse_prolific_params(
+            {"PROLIFIC_PID": prolific_pid, "STUDY_ID": prolific_study_id, "SESSION_ID": session_id}
+        )
+    except InvalidProlificLink as exc:
+        problems = " ".join(exc.messages)
+        raise InvalidProlificLink(f"This link is incomplete: {problems} Please open the study from Prolific.") from None
+    prolific_pid, prolific_study_id, session_id = params.pid, params.study_id, params.session_id
     existing = Respondent.objects.filter(study=study, prolific_pid=prolific_pid).first()
     if existing:
         return existing
@@ -100,7 +77,7 @@ def start_invited_respondent(*, invitation: Invitation) -> Respondent:
     _open_study(invitation.study)
     errors = invitation_errors(study=invitation.study, system=invitation.system)
     if errors:
-        raise EntryError("This invitation cannot be used: " + "; ".join(errors) + ".", status=404)
+        raise NotOffered("This invitation cannot be used: " + "; ".join(errors) + ".")
     try:
         with transaction.atomic():
             respondent = Respondent.objects.create(
@@ -254,6 +231,4 @@ def completion_url(respondent: Respondent) -> str | None:
         if respondent.status == Respondent.Status.NO_CONSENT
         else respondent.study.completion_code
     )
-    if not code:
-        return None
-    return f"{settings.PROLIFIC_COMPLETION_URL}?{urlencode({'cc': code})}"
+    return prolific_return_url(code) or None

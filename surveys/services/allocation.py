@@ -1,10 +1,11 @@
-"""Allocation: which cells a judge gets, and giving them back.
+"""Allocation: which cells a judge gets, and the sweep that takes back reservations that ran out.
 
 The invariant (DESIGN.md): a cell's fill (completed + reserved) never exceeds its target, whatever
 the number of simultaneous arrivals. Every counter change here is one conditional UPDATE whose WHERE
 clause carries the check, and a cell is picked under `SELECT … FOR UPDATE SKIP LOCKED`, so two
 arrivals never wait on each other's cells (no deadlocks) and never read-then-write. The database's
-`cell_never_overfilled` check constraint is the last guard.
+`cell_never_overfilled` check constraint is the last guard. Which events give places back, and the
+giving back itself, are the participant lifecycle's (participation.py).
 """
 
 import random
@@ -15,19 +16,10 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from .models import Assignment, Cell, Participant, Study
+from ..models import Assignment, Cell, Participant, Study
+from .participation import Event, apply_event
 
 ATTEMPTS = 30  # tries when other arrivals hold the free cells' locks for a moment
-
-# Statuses after which a participant's completed pages no longer count: their cells reopen.
-GIVES_BACK_COMPLETED = {
-    Participant.Status.NO_CONSENT,
-    Participant.Status.FAILED_ATTENTION,
-    Participant.Status.SCREENED_OUT,
-    Participant.Status.RETURNED,
-    Participant.Status.TIMED_OUT,
-    Participant.Status.EXPIRED,
-}
 
 
 def allocate(*, participant: Participant, now: datetime | None = None) -> list[Assignment]:
@@ -161,49 +153,6 @@ def _a_first(*, study: Study, cell: Cell, rank: int, preview: bool) -> bool:
     return rank % 2 == 1  # the method's: one order on odd vignettes, the reverse on even
 
 
-def release_participant(*, participant: Participant, status: str | None = None, exclusion: str | None = None) -> int:
-    """Give back the participant's places in cells; returns how many were given back.
-
-    Reserved pages are always given back (and marked released). Completed pages are given back
-    too when the participant is excluded, returned, timed out or expired; they stay marked
-    completed with their judgments stored, but no longer count toward their cell. A second call
-    changes nothing.
-    """
-    with transaction.atomic():
-        participant = Participant.objects.select_for_update().get(pk=participant.pk)
-        fields = []
-        if status and participant.status != status:
-            participant.status = status
-            fields.append("status")
-        if exclusion and not participant.exclusion:
-            participant.exclusion = exclusion
-            fields.append("exclusion")
-        if fields:
-            participant.save(update_fields=fields)
-        gives_back_completed = bool(participant.exclusion) or participant.status in GIVES_BACK_COMPLETED
-        released = 0
-        for assignment in participant.assignments.filter(counts_toward_cell=True).order_by("cell_id"):
-            if assignment.status == Assignment.Status.RESERVED:
-                released += _give_back(assignment, counter="reserved", new_status=Assignment.Status.RELEASED)
-            elif assignment.status == Assignment.Status.COMPLETED and gives_back_completed:
-                released += _give_back(assignment, counter="completed", new_status=Assignment.Status.COMPLETED)
-        # Pages of a preview (never counted) are closed too, so they are not offered again.
-        participant.assignments.filter(status=Assignment.Status.RESERVED, counts_toward_cell=False).update(
-            status=Assignment.Status.RELEASED
-        )
-        return released
-
-
-def _give_back(assignment: Assignment, *, counter: str, new_status: str) -> int:
-    claimed = Assignment.objects.filter(pk=assignment.pk, status=assignment.status, counts_toward_cell=True).update(
-        counts_toward_cell=False, status=new_status
-    )
-    if not claimed:
-        return 0
-    Cell.objects.filter(pk=assignment.cell_id, **{f"{counter}__gte": 1}).update(**{counter: F(counter) - 1})
-    return 1
-
-
 def release_expired(*, now: datetime | None = None, study_id: int | None = None) -> int:
     """The sweep: participants whose reservations ran out lose them (status expired).
 
@@ -223,5 +172,5 @@ def release_expired(*, now: datetime | None = None, study_id: int | None = None)
             )
             if participant is None or not still.exists():
                 continue  # finished or released meanwhile
-            released += release_participant(participant=participant, status=Participant.Status.EXPIRED)
+            released += apply_event(participant=participant, event=Event.RESERVATION_EXPIRED).released
     return released

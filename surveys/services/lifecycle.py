@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .models import Answer, Cell, Study
+from ..models import Answer, Cell, Study
 
 
 def missing_for_live(study: Study) -> list[str]:

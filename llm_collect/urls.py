@@ -1,3 +1,0 @@
-app_name = "llm_collect"
-
-urlpatterns: list = []

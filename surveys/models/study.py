@@ -1,0 +1,271 @@
+"""What a study is made of: its settings, questions, vignettes, systems, and the systems' answers."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+MAX_FEATURES = 5
+WEIGHT_TOTAL = 100
+
+DEFAULT_ATTENTION_PROMPT = (
+    "This question checks that you are reading carefully. Please select the second of the two "
+    "options below, whatever you think of them."
+)
+DEFAULT_ATTENTION_OPTIONS = ["I read the answers quickly", "I read the answers carefully"]
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LIVE = "live", "Live"
+        CLOSED = "closed", "Closed"
+
+    class OrderRule(models.TextChoices):
+        # The source method: one order on odd-numbered vignettes, the reverse on even ones.
+        ALTERNATE_BY_VIGNETTE = "alternate-by-vignette", "Alternate by vignette (the method's)"
+        BALANCED_PER_CELL = "balanced-per-cell", "Balanced per cell"
+
+    class InvalidPolicy(models.TextChoices):
+        REJECT = "reject", "Reject with Prolific's category and a message"
+        ASK_RETURN = "ask-return", "Ask the participant to return the submission"
+        APPROVE = "approve", "Approve anyway (pay everyone, exclude from analysis)"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, help_text="Shown to participants on the information page.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    reference_system = models.ForeignKey(
+        "System",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Estimates are reported relative to this system (the method: lay humans).",
+    )
+
+    # Design
+    repetitions = models.PositiveSmallIntegerField(
+        default=8, help_text="Complete valid assignments wanted per cell (system pair × vignette)."
+    )
+    vignettes_per_participant = models.PositiveSmallIntegerField(
+        default=5, help_text="Judging pages per participant, each a different vignette."
+    )
+    order_rule = models.CharField(max_length=32, choices=OrderRule.choices, default=OrderRule.ALTERNATE_BY_VIGNETTE)
+    answers_per_respondent = models.PositiveSmallIntegerField(
+        default=3, help_text="Vignettes each human or expert respondent writes answers for."
+    )
+    minimum_seconds = models.PositiveIntegerField(
+        default=120,
+        help_text="Participants who finish all judging pages faster than this are flagged as too fast.",
+    )
+    fast_fraction_of_median = models.FloatField(
+        default=0.3,
+        help_text=(
+            "Also flag as too fast below this fraction of the study's median completion time "
+            "(Prolific: 'exceptionally fast' against the study's own times, never one quick page)."
+        ),
+    )
+    reservation_minutes = models.PositiveIntegerField(
+        default=60, help_text="A participant's reserved cells are released after this many minutes."
+    )
+
+    # Attention check (Prolific's rules: instructed, two options, clearly stated)
+    attention_prompt = models.TextField(default=DEFAULT_ATTENTION_PROMPT)
+    attention_options = models.JSONField(
+        default=list, blank=True, help_text="Two options; the correct choice is the second."
+    )
+
+    # Prolific
+    prolific_study_id = models.CharField(max_length=64, blank=True)
+    completion_code = models.CharField(max_length=32, blank=True, help_text="Completed (valid or not).")
+    failed_attention_code = models.CharField(max_length=32, blank=True)
+    no_consent_code = models.CharField(max_length=32, blank=True)
+    screened_out_code = models.CharField(
+        max_length=32, blank=True, help_text="Study full or screened out: never a reason to reject."
+    )
+    invalid_policy = models.CharField(max_length=16, choices=InvalidPolicy.choices, default=InvalidPolicy.ASK_RETURN)
+    estimated_minutes = models.PositiveSmallIntegerField(
+        default=20,
+        help_text="Advertised duration. Prolific allows rejecting for one failed attention check only under 5 minutes.",
+    )
+
+    # LLM instrument
+    system_prompt = models.TextField(blank=True, help_text="Empty: the method's instrument (llm_collect/prompts.py).")
+    user_prompt = models.TextField(
+        blank=True,
+        help_text="{character_name} and {vignette} are filled in. Empty: the method's instrument and its five questions.",
+    )
+
+    created_at = models.DateTimeField(default=timezone.now)
+    went_live_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(repetitions__gte=1), name="study_repetitions_positive"),
+            models.CheckConstraint(
+                condition=Q(vignettes_per_participant__gte=1), name="study_vignettes_per_participant_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == self.Status.LIVE
+
+
+# Orderings name foreign keys by their _id column: ordering by the relation itself would join up the
+# chain to Study (and its own ordering) on every query that does not order for itself.
+class Question(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
+    key = models.SlugField(max_length=64)
+    text = models.TextField()
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study_id", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["study", "key"], name="question_key_unique_in_study")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Vignette(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vignettes")
+    key = models.SlugField(max_length=64)
+    character = models.CharField(max_length=100, help_text="The main character, filled into the prompt.")
+    source = models.CharField(max_length=300, blank=True)
+    text = models.TextField()
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study_id", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["study", "key"], name="vignette_key_unique_in_study")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class System(models.Model):
+    class Kind(models.TextChoices):
+        LLM = "llm", "Language model"
+        HUMAN = "human", "Lay human"
+        EXPERT = "expert", "Expert"
+
+    class Provider(models.TextChoices):
+        OPENAI = "openai", "OpenAI Chat Completions"
+        ANTHROPIC = "anthropic", "Anthropic Messages"
+        GEMINI = "gemini", "Google Gemini"
+        OPENAI_COMPATIBLE = "openai-compatible", "OpenAI-compatible endpoint"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="systems")
+    key = models.SlugField(max_length=64)
+    label = models.CharField(max_length=100)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.LLM)
+    provider = models.CharField(max_length=20, choices=Provider.choices, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    base_url = models.URLField(blank=True)
+    api_key_env = models.CharField(
+        max_length=64, blank=True, help_text="Name of the environment variable holding the key."
+    )
+    parameters = models.JSONField(default=dict, blank=True, help_text="Provider parameters, e.g. temperature.")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study_id", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="system_key_unique_in_study"),
+            models.CheckConstraint(
+                condition=~Q(kind="llm") | (~Q(provider="") & ~Q(model="")),
+                name="system_llm_has_provider_and_model",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.label or self.key
+
+
+class AnswerQuerySet(models.QuerySet):
+    def selected(self):
+        return self.filter(selected=True)
+
+    def for_study(self, study):
+        return self.filter(vignette__study=study)
+
+
+class Answer(models.Model):
+    """One system's written reply to one vignette (the source study says response)."""
+
+    class Origin(models.TextChoices):
+        IMPORTED = "imported", "Imported from a study file"
+        LLM = "llm", "Collected from an LLM"
+        RESPONDENT = "respondent", "Written in the answer survey"
+        ADMIN = "admin", "Entered in the admin"
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="answers")
+    vignette = models.ForeignKey(Vignette, on_delete=models.CASCADE, related_name="answers")
+    sample = models.PositiveSmallIntegerField(default=1)
+    action = models.TextField(blank=True, help_text="What should be done next: the conclusion.")
+    additional_information = models.TextField(blank=True)
+    raw_text = models.TextField(blank=True)
+    origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.ADMIN)
+    selected = models.BooleanField(default=False, help_text="The one answer judges see for this system × vignette.")
+    selected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    selected_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = AnswerQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["vignette_id", "system_id", "sample"]
+        constraints = [
+            models.UniqueConstraint(fields=["system", "vignette", "sample"], name="answer_sample_unique"),
+            models.UniqueConstraint(
+                fields=["system", "vignette"], condition=Q(selected=True), name="answer_one_selected_per_cell"
+            ),
+            models.CheckConstraint(condition=Q(sample__gte=1), name="answer_sample_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system.key} on {self.vignette.key} #{self.sample}"
+
+    def word_count(self) -> int:
+        parts = [self.action, self.additional_information]
+        parts += [f"{f.feature} {f.reason}" for f in self.features.all()]
+        return sum(len(part.split()) for part in parts)
+
+
+class Feature(models.Model):
+    """A morally relevant feature of an answer, with its weight and reason.
+
+    At most five per answer (position 1..5, unique per answer); weights 0..100. That weights sum
+    to 100 is checked by the services and, on PostgreSQL, by a deferred constraint trigger.
+    """
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="features")
+    position = models.PositiveSmallIntegerField()
+    feature = models.TextField()
+    weight = models.PositiveSmallIntegerField()
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["answer_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "position"], name="feature_position_unique"),
+            models.CheckConstraint(
+                condition=Q(position__gte=1) & Q(position__lte=MAX_FEATURES), name="feature_at_most_five"
+            ),
+            models.CheckConstraint(
+                condition=Q(weight__gte=0) & Q(weight__lte=WEIGHT_TOTAL), name="feature_weight_0_100"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.feature} ({self.weight})"

@@ -1,0 +1,308 @@
+"""The judging survey's behaviour: entering from Prolific, consent, demographics, pages, the check, quality.
+
+Views call these functions; every write that matters happens here, each in one transaction, and
+every step is checked against where the participant really is (`current_step`), so a double
+submit, the back button or a reload never duplicates or skips anything.
+"""
+
+import secrets
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..models import (
+    DEFAULT_ATTENTION_OPTIONS,
+    Answer,
+    Assignment,
+    Cell,
+    Feature,
+    Judgment,
+    Participant,
+    Question,
+    Study,
+)
+from . import participation
+from .allocation import allocate, has_room
+from .errors import EntryRefused, TransitionNotAllowed
+from .participation import Event, StepName
+from .prolific_link import ProlificParams
+
+CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
+MEDIAN_NEEDS = 5  # "too fast against the median" is judged once this many others have finished
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where a participant is (`name` picks the view and template); `assignment` is the current page for `pair`."""
+
+    name: StepName
+    assignment: Assignment | None = None
+    done: int = 0
+    total: int = 0
+
+
+def enter_study(*, study: Study, params: ProlificParams) -> Participant:
+    """The participant for this person in this study: found again when they come back, else new."""
+    found = Participant.objects.filter(study=study, prolific_pid=params.pid).order_by("pk").first()
+    if found:
+        return found
+    if study.prolific_study_id and params.study_id != study.prolific_study_id:
+        raise EntryRefused("This link belongs to a different Prolific study.")
+    if not study.is_live:
+        raise EntryRefused("This study is not open for participants at the moment.")
+    # A study already full turns a new arrival away at once (with the screened-out code), rather than
+    # after consent and demographics; `allocate` still has the last word for those let in.
+    full = not has_room(study=study)
+    try:
+        with transaction.atomic():
+            return Participant.objects.create(
+                study=study,
+                prolific_pid=params.pid,
+                prolific_study_id=params.study_id,
+                session_id=params.session_id,
+                status=participation.arrival_status(study_full=full),
+                finished_at=timezone.now() if full else None,
+            )
+    except IntegrityError:
+        # The same person arriving twice at once, or a submission id already used by someone else.
+        found = Participant.objects.filter(study=study, prolific_pid=params.pid).order_by("pk").first()
+        if found:
+            return found
+        raise EntryRefused("This Prolific submission is already in use.") from None
+
+
+def start_preview(*, study: Study) -> Participant:
+    """A researcher's walk through the survey: it never touches cells or analysis."""
+    if not study.cells.exists():
+        raise ValidationError("The study has no comparison plan yet: a preview needs it to be live.")
+    return Participant.objects.create(study=study, prolific_pid=f"preview-{secrets.token_hex(8)}", is_preview=True)
+
+
+def current_step(participant: Participant) -> Step:
+    step = participation.STATUSES[participant.status].step
+    if step is not None:
+        return Step(step)
+    assignments = list(participant.assignments.select_related("vignette").order_by("position"))
+    done = sum(a.status == Assignment.Status.COMPLETED for a in assignments)
+    current = next((a for a in assignments if a.status == Assignment.Status.RESERVED), None)
+    if current is not None:
+        return Step(StepName.PAIR, current, done=done, total=len(assignments))
+    if assignments and done == len(assignments):
+        return Step(StepName.ATTENTION, done=done, total=len(assignments))
+    return Step(StepName.ENDED)
+
+
+@transaction.atomic
+def record_consent(*, participant: Participant, consent: bool, anonymised: bool) -> Participant:
+    participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    event = Event.CONSENT_GIVEN if consent else Event.CONSENT_REFUSED
+    if not participation.allows(participant.status, event):
+        return participant  # answered already (a double submit)
+    participant.consented_at = timezone.now() if consent else None
+    participant.anonymised_data_consent = anonymised if consent else None
+    participant.save(update_fields=["consented_at", "anonymised_data_consent"])
+    return participation.apply_event(participant=participant, event=event).participant
+
+
+def record_demographics(*, participant: Participant, demographics: dict, now: datetime | None = None) -> Participant:
+    """Store the answers, then allocate the judging pages; a full study screens the participant out."""
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        if not participation.allows(participant.status, Event.PAGES_ALLOCATED):
+            return participant  # answered already
+        participant.demographics = demographics
+        participant.save(update_fields=["demographics"])
+    assignments = allocate(participant=participant, now=now)
+    try:
+        event = Event.PAGES_ALLOCATED if assignments else Event.STUDY_FULL
+        return participation.apply_event(participant=participant, event=event).participant
+    except TransitionNotAllowed:  # moved on meanwhile (a double submit that allocated first)
+        participant.refresh_from_db()
+        return participant
+
+
+def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
+    """Seconds on a page count from when it was first shown, however often it is reloaded."""
+    Assignment.objects.filter(pk=assignment.pk, shown_at__isnull=True).update(shown_at=now or timezone.now())
+
+
+def page_content(assignment: Assignment) -> dict:
+    """What a judging page shows: the vignette, then Answer A (first) and Answer B (second)."""
+    # One query for both answers and their features (every answer has at least one feature).
+    # Explicit orderings: the models' default orderings would join up to the study.
+    features = Feature.objects.filter(answer_id__in=[assignment.first_answer_id, assignment.second_answer_id])
+    by_id: dict[int, Answer] = {}
+    for feature in features.select_related("answer").order_by("answer_id", "position"):
+        answer = by_id.setdefault(feature.answer_id, feature.answer)
+        answer.shown_features = [*getattr(answer, "shown_features", []), feature]
+    return {
+        "vignette": assignment.vignette,
+        "answers": [("A", by_id[assignment.first_answer_id]), ("B", by_id[assignment.second_answer_id])],
+    }
+
+
+@transaction.atomic
+def record_page(
+    *,
+    participant: Participant,
+    assignment: Assignment,
+    picks: dict[str, str],
+    questions: list[Question] | None = None,
+    now: datetime | None = None,
+) -> Assignment:
+    """Store one page's picks (one per question, `first` or `second`) together, and close the page.
+
+    A page that is already closed is left as it is (a double submit); only the current page can be
+    answered. Every writer of a participant's assignments holds the participant's row lock first,
+    so under it the pages' states cannot change. Returns the assignment as stored.
+    """
+    now = now or timezone.now()
+    Participant.objects.select_for_update().get(pk=participant.pk)
+    current = participant.assignments.filter(status=Assignment.Status.RESERVED).order_by("position").first()
+    if current is None or current.pk != assignment.pk:
+        assignment = Assignment.objects.get(pk=assignment.pk, participant_id=participant.pk)
+        if assignment.status != Assignment.Status.RESERVED:
+            return assignment  # closed already: a double submit, or the back button
+        raise ValidationError("This is not the page you are on.")
+    assignment = current
+    if questions is None:
+        questions = list(participant.study.questions.order_by("position", "id"))
+    if set(picks) != {q.key for q in questions}:
+        raise ValidationError("Every question needs an answer.")
+    if any(pick not in Judgment.Position.values for pick in picks.values()):
+        raise ValidationError("Each answer must be A or B.")
+    seconds = max(0.0, (now - (assignment.shown_at or assignment.reserved_at)).total_seconds())
+    pair = {Judgment.Position.FIRST: assignment.first_answer_id, Judgment.Position.SECOND: assignment.second_answer_id}
+    Judgment.objects.bulk_create(
+        [
+            Judgment(
+                assignment=assignment,
+                question=question,
+                winner_id=pair[picks[question.key]],
+                loser_id=pair[other_position(picks[question.key])],
+                winner_position=picks[question.key],
+                seconds_on_page=seconds,
+                created_at=now,
+            )
+            for question in questions
+        ]
+    )
+    assignment.status = Assignment.Status.COMPLETED
+    assignment.completed_at = now
+    assignment.seconds = seconds
+    assignment.save(update_fields=["status", "completed_at", "seconds"])
+    if assignment.counts_toward_cell:
+        Cell.objects.filter(pk=assignment.cell_id, reserved__gte=1).update(
+            reserved=F("reserved") - 1, completed=F("completed") + 1
+        )
+    return assignment
+
+
+def other_position(position: str) -> str:
+    return Judgment.Position.SECOND if position == Judgment.Position.FIRST else Judgment.Position.FIRST
+
+
+def attention_options(study: Study) -> list[str]:
+    options = study.attention_options
+    return list(options) if isinstance(options, list) and len(options) == 2 else list(DEFAULT_ATTENTION_OPTIONS)
+
+
+def assess_quality(
+    *,
+    anonymised_consent: bool | None,
+    attention_choice: int,
+    positions: list[str],
+    seconds_total: float,
+    minimum_seconds: float,
+    fast_fraction: float,
+    median_seconds: float | None,
+) -> list[dict]:
+    """Every quality flag a finished participant raises, most serious first, each with its reason."""
+    Exclusion = Participant.Exclusion
+    flags = []
+    if not anonymised_consent:
+        flags.append((Exclusion.NO_ANONYMISED_CONSENT, "did not consent to anonymised use of their data"))
+    if attention_choice != CORRECT_ATTENTION_CHOICE:
+        flags.append((Exclusion.FAILED_ATTENTION, f"chose option {attention_choice} in the attention check"))
+    if positions and len(set(positions)) == 1:
+        flags.append((Exclusion.STRAIGHT_LINING, f"picked the {positions[0]} answer in all {len(positions)} choices"))
+    if seconds_total < minimum_seconds:
+        flags.append(
+            (
+                Exclusion.TOO_FAST,
+                f"judged in {seconds_total:.0f} s, under the study's minimum of {minimum_seconds:.0f} s",
+            )
+        )
+    elif median_seconds is not None and seconds_total < fast_fraction * median_seconds:
+        flags.append(
+            (
+                Exclusion.TOO_FAST,
+                f"judged in {seconds_total:.0f} s, under {fast_fraction:.0%} of the median {median_seconds:.0f} s",
+            )
+        )
+    return [{"code": str(code), "reason": reason} for code, reason in flags]
+
+
+def finish_participant(*, participant: Participant, attention_choice: int, now: datetime | None = None) -> Participant:
+    """The attention check's answer closes the survey: quality flags, the exclusion, the outcome.
+
+    An excluded participant's cells reopen for someone else; their judgments stay stored.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
+        if current_step(participant).name != StepName.ATTENTION:
+            return participant  # finished already, or not there yet
+        study = participant.study
+        positions = list(
+            Judgment.objects.filter(assignment__participant=participant)
+            .order_by()
+            .values_list("winner_position", flat=True)
+        )
+        seconds_total = sum(participant.assignments.order_by().values_list("seconds", flat=True), 0.0)
+        flags = assess_quality(
+            anonymised_consent=participant.anonymised_data_consent,
+            attention_choice=attention_choice,
+            positions=positions,
+            seconds_total=seconds_total,
+            minimum_seconds=study.minimum_seconds,
+            fast_fraction=study.fast_fraction_of_median,
+            median_seconds=median_seconds(study=study),
+        )
+        failed = attention_choice != CORRECT_ATTENTION_CHOICE
+        participant.attention_choice = attention_choice
+        participant.first_position_share = (
+            positions.count(Judgment.Position.FIRST) / len(positions) if positions else None
+        )
+        participant.seconds_total = seconds_total
+        participant.save(update_fields=["attention_choice", "first_position_share", "seconds_total"])
+        event = Event.ATTENTION_FAILED if failed else Event.ATTENTION_PASSED
+        participant = participation.apply_event(participant=participant, event=event, now=now).participant
+        if flags:
+            # Flagged participants are excluded: their judgments stay stored, their places reopen.
+            event = Event.QUALITY_FLAGGED
+            participant = participation.apply_event(participant=participant, event=event, flags=flags).participant
+    return participant
+
+
+def median_seconds(*, study: Study) -> float | None:
+    times = list(
+        Participant.objects.filter(
+            study=study,
+            is_preview=False,
+            status__in=[Participant.Status.COMPLETED, Participant.Status.FAILED_ATTENTION],
+        )
+        .order_by()
+        .values_list("seconds_total", flat=True)
+    )
+    return statistics.median(times) if len(times) >= MEDIAN_NEEDS else None
+
+
+def completion_code(participant: Participant) -> str:
+    """The Prolific completion code for the participant's outcome ("" when the study has none set)."""
+    return participation.completion_code(participant, participant.study)
