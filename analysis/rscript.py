@@ -1,7 +1,7 @@
 """The BradleyTerry2 export: a data file and an R script that refits it as the dashboard's run did.
 
 The data file has one row per valid judgment (the same judgments, in the same order, as the refit
-reads), with who was shown first, an anonymous participant number and the vignette, so the script
+reads: analysis.services.reading), with who was shown first, an anonymous participant number and the vignette, so the script
 can fit the display-order effect (BTm's home-advantage coding, `~ system + first`), the
 bias-reduced fit (`br = TRUE`) when the run used it, and two-way cluster-robust SEs over
 participants and vignettes with `sandwich::vcovCL`, as `analysis.bradley_terry.cluster_robust`.
@@ -15,34 +15,52 @@ import csv
 import io
 import json
 
-from surveys.models import Study
+from moraljudge.replica import reads_from_replica
+from surveys.models import Judgment, Study
 
 from .models import AnalysisRun
 from .services.fitting import DEFAULT_PARAMETERS
-from .services.reading import read_study_data
 
 BT2_COLUMNS = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
 
 
+@reads_from_replica
 def bradleyterry2_rows(*, study: Study):
-    """One row per valid judgment, per question in the study's order: system1 before system2 in
-    the study's system order, win1/win2 = 1/0 or 0/1, and which of the two was shown first."""
-    data = read_study_data(study=study)
-    keys = [system["key"] for system in data.systems]
-    numbers: dict[int, int] = {}  # participant id -> 1, 2, ... in order of first judgment
-    for question in data.questions:
-        winners, losers, first, clusters, vignettes, _ = question.arrays()
-        for w, lo, f, participant, vignette in zip(winners, losers, first, clusters, vignettes, strict=True):
-            one, two = sorted((int(w), int(lo)))
+    """One row per valid judgment (the judgments the refit reads, per question in the study's
+    order, then in judgment order): system1 before system2 in the study's system order,
+    win1/win2 = 1/0 or 0/1, which of the two was shown first, participant and vignette."""
+    order = {key: n for n, key in enumerate(study.systems.order_by("position", "id").values_list("key", flat=True))}
+    questions = list(study.questions.order_by("position", "id").values_list("pk", "key"))
+    judgments = (
+        Judgment.objects.valid()
+        .for_study(study)
+        .order_by("id")
+        .values_list(
+            "question_id",
+            "winner__system__key",
+            "loser__system__key",
+            "winner_position",
+            "assignment__participant_id",
+            "assignment__vignette__key",
+        )
+    )
+    by_question: dict[int, list[tuple]] = {pk: [] for pk, _ in questions}
+    for question_id, *row in judgments.iterator():
+        by_question[question_id].append(row)
+    numbers: dict[int, int] = {}  # participant id -> 1, 2, ... in order of first appearance
+    for pk, key in questions:
+        for winner, loser, position, participant, vignette in by_question[pk]:
+            first = winner if position == Judgment.Position.FIRST else loser  # as the refit reads it
+            one, two = sorted((winner, loser), key=order.__getitem__)
             yield {
-                "question": question.key,
-                "system1": keys[one],
-                "system2": keys[two],
-                "shown_first": keys[int(f)],
-                "win1": int(w == one),
-                "win2": int(w == two),
-                "participant": numbers.setdefault(int(participant), len(numbers) + 1),
-                "vignette": data.vignette_keys.get(int(vignette), str(vignette)),
+                "question": key,
+                "system1": one,
+                "system2": two,
+                "shown_first": first,
+                "win1": int(winner == one),
+                "win2": int(winner == two),
+                "participant": numbers.setdefault(participant, len(numbers) + 1),
+                "vignette": vignette,
             }
 
 

@@ -15,6 +15,7 @@ from analysis.models import AnalysisRun
 from analysis.rscript import BT2_COLUMNS, bradleyterry2_csv, bradleyterry2_script
 from analysis.services import read_study_data, refit_study
 from surveys.demo.simulate import simulate_judges
+from surveys.models import Judgment
 from surveys.services.study_files import import_study
 
 DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
@@ -154,3 +155,11 @@ def test_a_bias_reduced_setting_is_exported_as_br_true_and_matches_firths_fit(si
                 )
         assert_allclose(r[(question.key, "first")]["estimate"], firth.order_effect.estimate, rtol=1e-6)
         assert np.isnan(r[(question.key, "first")].get("robust_se", np.nan))  # R's vcovCL is for ML fits
+
+
+def test_a_study_without_a_reference_still_exports_its_judgments(simulated):
+    simulated.reference_system = None
+    simulated.save()
+    table = list(csv.DictReader(io.StringIO(bradleyterry2_csv(study=simulated))))
+    assert len(table) == Judgment.objects.valid().count() > 0
+    assert 'reference <- "gpt-4o"' in bradleyterry2_script(study=simulated)  # BTm's default: the first level
