@@ -222,17 +222,17 @@ def print_replications(question: str, names: list[str], truth: np.ndarray, refer
 
 def summarise(rows: list[dict], args) -> None:
     bias = np.array([abs(r["mean"] - r["planted"]) for r in rows])
-    column = {key: np.array([r[key] for r in rows]) for key in ("wald", "boot", "robust", "se")}
+    column = {key: np.array([r[key] for r in rows]) for key in ("wald", "boot", "robust", "sd")}
     nonzero = [r for r in rows if r["planted"] != 0]
     print(
-        f"\nlargest |mean - planted| {bias.max():.3f} (Monte Carlo SE about {np.mean(column['se']) / math.sqrt(args.replications):.3f}); "
+        f"\nlargest |mean - planted| {bias.max():.3f} (Monte Carlo SE about {np.mean(column['sd']) / math.sqrt(args.replications):.3f}); "
         f"coverage over effects, mean [min, max]: Wald {column['wald'].mean():.3f} "
         f"[{column['wald'].min():.3f}, {column['wald'].max():.3f}], "
         f"bootstrap {np.nanmean(column['boot']):.3f} [{np.nanmin(column['boot']):.3f}, {np.nanmax(column['boot']):.3f}], "
         f"two-way robust {column['robust'].mean():.3f} [{column['robust'].min():.3f}, {column['robust'].max():.3f}]"
     )
     if nonzero:
-        small = [r for r in nonzero if abs(r["planted"]) <= 0.14]
+        small = [r for r in nonzero if 0.10 <= abs(r["planted"]) <= 0.14]
         if small:
             print(
                 f"effects of |{min(abs(r['planted']) for r in small):.2f}|-|{max(abs(r['planted']) for r in small):.2f}|: "
