@@ -214,10 +214,14 @@ def print_replications(question: str, names: list[str], truth: np.ndarray, refer
         print(
             f"| {row['question']} | {row['system']} | {row['planted']:+.2f} | {row['mean']:+.3f} | "
             f"{row['mean'] - row['planted']:+.3f} | {row['sd']:.3f} | {row['se']:.3f} | {row['power']:.2f} | "
-            f"{row['power_holm']:.2f} | {row['power_robust']:.2f} | {row['wald']:.3f} | {row['boot']:.3f} | "
+            f"{row['power_holm']:.2f} | {row['power_robust']:.2f} | {row['wald']:.3f} | {_share(row['boot'])} | "
             f"{row['robust']:.3f} |"
         )
     return rows
+
+
+def _share(value: float) -> str:
+    return "–" if np.isnan(value) else f"{value:.3f}"
 
 
 def summarise(rows: list[dict], args) -> None:
@@ -228,8 +232,12 @@ def summarise(rows: list[dict], args) -> None:
         f"\nlargest |mean - planted| {bias.max():.3f} (Monte Carlo SE about {np.mean(column['sd']) / math.sqrt(args.replications):.3f}); "
         f"coverage over effects, mean [min, max]: Wald {column['wald'].mean():.3f} "
         f"[{column['wald'].min():.3f}, {column['wald'].max():.3f}], "
-        f"bootstrap {np.nanmean(column['boot']):.3f} [{np.nanmin(column['boot']):.3f}, {np.nanmax(column['boot']):.3f}], "
-        f"two-way robust {column['robust'].mean():.3f} [{column['robust'].min():.3f}, {column['robust'].max():.3f}]"
+        + (
+            f"bootstrap {np.mean(column['boot']):.3f} [{np.min(column['boot']):.3f}, {np.max(column['boot']):.3f}], "
+            if np.isfinite(column["boot"]).all()
+            else "no bootstrap, "
+        )
+        + f"two-way robust {column['robust'].mean():.3f} [{column['robust'].min():.3f}, {column['robust'].max():.3f}]"
     )
     if nonzero:
         small = [r for r in nonzero if 0.10 <= abs(r["planted"]) <= 0.14]
