@@ -117,15 +117,23 @@ def through_the_survey(study_file: dict, planted: dict, args) -> dict:
     run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=parameters)
     if run.status != AnalysisRun.Status.DONE:
         raise SystemExit(f"The refit failed: {run.error}")
-    return {"run": run, "judges": judges, "completed": completed, "places": places, "seconds": simulated}
+    questions = study.questions.count()
+    return {
+        "run": run,
+        "judges": judges,
+        "completed": completed,
+        "places": places,
+        "questions": questions,
+        "seconds": simulated,
+    }
 
 
 def print_survey_run(once: dict, planted: dict) -> None:
     run = once["run"]
     print(
         f"Once through the survey services: {once['completed']} of {once['judges']} simulated judges completed "
-        f"({once['seconds']:.0f} s), {run.n_judgments} valid judgments ({once['places']} places x 5 questions), "
-        f"refit as run {run.pk}.\n"
+        f"({once['seconds']:.0f} s), {run.n_judgments} valid judgments ({once['questions']} questions on "
+        f"{run.n_judgments // once['questions']} of the design's {once['places']} places), refit as run {run.pk}.\n"
     )
     print("| question | system | planted | estimate | SE | (estimate - planted) / SE |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
