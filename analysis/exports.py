@@ -19,6 +19,7 @@ from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Participant, Study
 
 from .models import AnalysisRun
+from .rscript import BT2_COLUMNS, bradleyterry2_csv, bradleyterry2_rows, bradleyterry2_script  # noqa: F401
 from .services import stars
 
 JUDGMENT_COLUMNS = [
@@ -53,7 +54,6 @@ RESULT_COLUMNS = [
     "wins",
     "losses",
 ]
-BT2_COLUMNS = ["question", "system1", "system2", "win1", "win2"]
 DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
 
 
@@ -170,57 +170,6 @@ def results_json(*, run: AnalysisRun) -> str:
     return json.dumps(results_document(run=run), indent=2, allow_nan=False)
 
 
-# ---------------------------------------------------------------- BradleyTerry2
-
-
-def bradleyterry2_rows(*, study: Study):
-    """Wins per question and unordered system pair, system1 before system2 in the study's order."""
-    order = {key: n for n, key in enumerate(study.systems.order_by("position", "id").values_list("key", flat=True))}
-    counts: Counter = Counter()
-    for row in judgment_rows(study=study):
-        counts[(row["question"], row["winner"], row["loser"])] += 1
-    pairs = sorted(
-        {(q, *sorted((w, lo), key=order.__getitem__)) for q, w, lo in counts},
-        key=lambda key: (key[0], order[key[1]], order[key[2]]),
-    )
-    for question, first, second in pairs:
-        yield {
-            "question": question,
-            "system1": first,
-            "system2": second,
-            "win1": counts[(question, first, second)],
-            "win2": counts[(question, second, first)],
-        }
-
-
-def bradleyterry2_csv(*, study: Study) -> str:
-    return to_csv(BT2_COLUMNS, bradleyterry2_rows(study=study))
-
-
-def bradleyterry2_script(*, study: Study) -> str:
-    """An R script that refits each question with BTm, reference = the study's reference system."""
-    levels = list(study.systems.order_by("position", "id").values_list("key", flat=True))
-    reference = study.reference_system.key if study.reference_system else levels[0]
-    r_levels = ", ".join(json.dumps(level) for level in levels)
-    return f"""# Refit MoralJudge study {json.dumps(study.slug)} with BradleyTerry2 (Turner & Firth).
-# Data: {study.slug}-bradleyterry2.csv (wins per question and system pair, valid judgments only).
-# Estimates are log-abilities relative to {json.dumps(reference)}, as on the dashboard.
-library(BradleyTerry2)
-d <- read.csv("{study.slug}-bradleyterry2.csv", stringsAsFactors = FALSE)
-systems <- c({r_levels})
-for (q in unique(d$question)) {{
-  dq <- subset(d, question == q)
-  dq$system1 <- factor(dq$system1, levels = systems)
-  dq$system2 <- factor(dq$system2, levels = systems)
-  fit <- BTm(cbind(win1, win2), system1, system2, data = dq, refcat = {json.dumps(reference)})
-  cat("\\nQuestion:", q, "\\n")
-  print(summary(fit)$coefficients)  # Wald z and p, as in the dashboard's table
-  print(BTabilities(fit))  # every system's ability and SE, the reference at 0
-  print(confint.default(fit))
-}}
-"""
-
-
 # ---------------------------------------------------------------- demographics
 
 
@@ -271,7 +220,7 @@ def export_text(*, study: Study, name: str, run: AnalysisRun | None) -> str:
         "results.csv": lambda: results_csv(run=run),
         "results.json": lambda: results_json(run=run),
         "bradleyterry2.csv": lambda: bradleyterry2_csv(study=study),
-        "bradleyterry2.R": lambda: bradleyterry2_script(study=study),
+        "bradleyterry2.R": lambda: bradleyterry2_script(study=study, run=run),
         "demographics.csv": lambda: demographics_csv(study=study),
     }
     return makers[name]()

@@ -58,7 +58,7 @@ from .robust import (
     score_contributions,
     shared_answer_meat,
 )
-from .simulation import SimulatedJudgments, simulate_judgments
+from .simulation import SimulatedJudgments, first_wins_probability, simulate_judgments
 from .two_way import SCHEMES, TwoWayBootstrapResult, two_way_bootstrap
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "two_way_bootstrap",
     "SimulatedJudgments",
     "simulate_judgments",
+    "first_wins_probability",
     "ANSWER_CLUSTERINGS",
     "RobustResult",
     "cluster_robust",

@@ -107,7 +107,7 @@ def test_the_bradleyterry2_file_refits_to_the_same_estimates(judged, run):
 
 def test_the_r_script_runs_btm_with_the_reference_as_refcat(judged):
     script = bradleyterry2_script(study=judged)
-    assert "library(BradleyTerry2)" in script and 'refcat = "alpha"' in script
+    assert "library(BradleyTerry2)" in script and 'reference <- "alpha"' in script and "refcat = reference" in script
     assert 'read.csv("judged-bradleyterry2.csv"' in script and 'c("alpha", "beta", "gamma")' in script
 
 

@@ -41,3 +41,72 @@ def test_bad_arguments_are_clear(demo):
         call_command("simulate_judges", "demo", "--ability", "gpt-4o")
     with pytest.raises(CommandError, match="No study with slug 'x'"):
         call_command("simulate_judges", "x")
+
+
+def wins_of(system, question=None):
+    judgments = Judgment.objects.valid()
+    if question:
+        judgments = judgments.filter(question__key=question)
+    won = judgments.filter(winner__system__key=system).count()
+    return won / (won + judgments.filter(loser__system__key=system).count())
+
+
+def test_an_ability_for_one_question_applies_there_only_and_the_order_effect_favours_the_first(demo):
+    call_command(
+        "simulate_judges",
+        "demo",
+        "--judges",
+        "40",
+        "--ability",
+        "features:claude=4",
+        "--ability",
+        "gpt-4o=-4",
+        "--order-effect",
+        "1.5",
+        stdout=io.StringIO(),
+    )
+    assert wins_of("claude", "features") > 0.9
+    assert 0.3 < wins_of("claude", "weighting") < 0.7  # claude is 0 elsewhere
+    assert wins_of("gpt-4o", "weighting") < 0.1 and wins_of("gpt-4o", "features") < 0.1  # bare: every question
+    among_equals = Judgment.objects.valid().exclude(winner__system__key__in=["gpt-4o", "claude"])
+    among_equals = among_equals.exclude(loser__system__key__in=["gpt-4o", "claude"])
+    first = among_equals.filter(winner_position=Judgment.Position.FIRST).count() / among_equals.count()
+    assert first > 0.7  # expit(1.5) = 0.82 between systems of equal ability
+
+
+def test_inattentive_judges_pick_at_random_whatever_the_abilities(demo):
+    call_command(
+        "simulate_judges", "demo", "--judges", "30", "--ability", "gpt-4o=6", "--inattentive", "1", stdout=io.StringIO()
+    )
+    assert Participant.objects.filter(status=Participant.Status.COMPLETED, exclusion="").count() >= 28
+    assert 0.35 < wins_of("gpt-4o") < 0.65
+
+
+def test_answer_sd_makes_a_systems_answers_differ_from_vignette_to_vignette(demo):
+    from surveys.demo.simulate import JudgeModel
+    from surveys.models import Answer
+
+    answers = list(Answer.objects.filter(system__key="claude"))
+    model = JudgeModel(answer_sd=1.0, seed=3)
+    effects = [model.answer_effect("features", answer.pk) for answer in answers]
+    assert len(set(effects)) == len(answers) and effects == [model.answer_effect("features", a.pk) for a in answers]
+    assert JudgeModel(answer_sd=0.0).answer_effect("features", answers[0].pk) == 0.0
+    call_command(
+        "simulate_judges", "demo", "--judges", "60", "--answer-sd", "3", "--order-effect", "0", stdout=io.StringIO()
+    )
+    # With answers this different, a system's win rate on features differs widely between vignettes.
+    rates = []
+    for answer in answers:
+        won = Judgment.objects.valid().filter(question__key="features", winner=answer).count()
+        lost = Judgment.objects.valid().filter(question__key="features", loser=answer).count()
+        rates.append(won / (won + lost))
+    assert max(rates) - min(rates) > 0.4
+
+
+def test_abilities_name_known_systems_and_questions(demo):
+    with pytest.raises(CommandError, match="not a system of 'demo'"):
+        call_command("simulate_judges", "demo", "--ability", "gpt-5=1")
+    with pytest.raises(CommandError, match="not a question of 'demo'"):
+        call_command("simulate_judges", "demo", "--ability", "looks:gpt-4o=1")
+    with pytest.raises(CommandError, match="between 0 and 1"):
+        call_command("simulate_judges", "demo", "--inattentive", "1.5")

@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from surveys.demo.simulate import simulate_judges
+from surveys.demo.simulate import ORDER_EFFECT, parse_abilities, simulate_judges
 from surveys.models import Participant, Study
 
 
@@ -22,23 +22,49 @@ class Command(BaseCommand):
             "--ability",
             action="append",
             default=[],
-            metavar="SYSTEM=LOGODDS",
-            help="Assumed ability of a system against the others (default 0), e.g. --ability gpt-4o=0.4",
+            metavar="[QUESTION:]SYSTEM=LOGODDS",
+            help="Assumed ability of a system against the others (default 0) on every question, e.g. "
+            "--ability gpt-4o=0.4, or on one question, e.g. --ability features:claude-3.7-sonnet=-0.35",
+        )
+        parser.add_argument(
+            "--order-effect",
+            type=float,
+            default=ORDER_EFFECT,
+            metavar="LOGODDS",
+            help=f"Log-odds pull towards the answer shown first (default {ORDER_EFFECT})",
+        )
+        parser.add_argument(
+            "--answer-sd",
+            type=float,
+            default=0.0,
+            metavar="SD",
+            help="SD of each answer's quality beyond its system's ability, per question (default 0)",
+        )
+        parser.add_argument(
+            "--inattentive",
+            type=float,
+            default=0.0,
+            metavar="SHARE",
+            help="Share of judges who pick at random yet pass the attention check (default 0)",
         )
 
     def handle(self, *args, slug: str, judges: int, until_completed, seed: int, ability: list[str], **options):
         study = Study.objects.filter(slug=slug).first()
         if study is None:
             raise CommandError(f"No study with slug '{slug}'.")
-        try:
-            abilities = {key: float(value) for key, value in (item.split("=", 1) for item in ability)}
-        except ValueError as exc:
-            raise CommandError("--ability takes SYSTEM=NUMBER, e.g. gpt-4o=0.4") from exc
         if until_completed is not None:
             done = study.participants.filter(status=Participant.Status.COMPLETED).count()
             judges = max(0, until_completed - done)
         try:
-            completed = simulate_judges(study=study, judges=judges, abilities=abilities, seed=seed)
+            completed = simulate_judges(
+                study=study,
+                judges=judges,
+                abilities=parse_abilities(ability),
+                seed=seed,
+                order_effect=options["order_effect"],
+                answer_sd=options["answer_sd"],
+                inattentive=options["inattentive"],
+            )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(f"{completed} of {judges} simulated judges completed '{slug}'.")

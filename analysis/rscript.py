@@ -1,0 +1,168 @@
+"""The BradleyTerry2 export: a data file and an R script that refits it as the dashboard's run did.
+
+The data file has one row per valid judgment (the same judgments, in the same order, as the refit
+reads: analysis.services.reading), with who was shown first, an anonymous participant number and the vignette, so the script
+can fit the display-order effect (BTm's home-advantage coding, `~ system + first`), the
+bias-reduced fit (`br = TRUE`) when the run used it, and two-way cluster-robust SEs over
+participants and vignettes with `sandwich::vcovCL`, as `analysis.bradley_terry.cluster_robust`.
+The script writes its numbers to `<slug>-bradleyterry2-results.csv` beside printing them, so
+they can be compared with results.csv line by line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from moraljudge.replica import reads_from_replica
+from surveys.models import Judgment, Study
+
+from .models import AnalysisRun
+from .services.fitting import DEFAULT_PARAMETERS
+
+BT2_COLUMNS = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
+
+
+@reads_from_replica
+def bradleyterry2_rows(*, study: Study):
+    """One row per valid judgment (the judgments the refit reads, per question in the study's
+    order, then in judgment order): system1 before system2 in the study's system order,
+    win1/win2 = 1/0 or 0/1, which of the two was shown first, participant and vignette."""
+    order = {key: n for n, key in enumerate(study.systems.order_by("position", "id").values_list("key", flat=True))}
+    questions = list(study.questions.order_by("position", "id").values_list("pk", "key"))
+    judgments = (
+        Judgment.objects.valid()
+        .for_study(study)
+        .order_by("id")
+        .values_list(
+            "question_id",
+            "winner__system__key",
+            "loser__system__key",
+            "winner_position",
+            "assignment__participant_id",
+            "assignment__vignette__key",
+        )
+    )
+    by_question: dict[int, list[tuple]] = {pk: [] for pk, _ in questions}
+    for question_id, *row in judgments.iterator():
+        by_question[question_id].append(row)
+    numbers: dict[int, int] = {}  # participant id -> 1, 2, ... in order of first appearance
+    for pk, key in questions:
+        for winner, loser, position, participant, vignette in by_question[pk]:
+            first = winner if position == Judgment.Position.FIRST else loser  # as the refit reads it
+            one, two = sorted((winner, loser), key=order.__getitem__)
+            yield {
+                "question": key,
+                "system1": one,
+                "system2": two,
+                "shown_first": first,
+                "win1": int(winner == one),
+                "win2": int(winner == two),
+                "participant": numbers.setdefault(participant, len(numbers) + 1),
+                "vignette": vignette,
+            }
+
+
+def bradleyterry2_csv(*, study: Study) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=BT2_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(bradleyterry2_rows(study=study))
+    return out.getvalue()
+
+
+def bradleyterry2_script(*, study: Study, run: AnalysisRun | None = None) -> str:
+    """An R script that refits each question with BTm as `run` did (default: the latest finished
+    run, else the default settings): reference, order effect, bias reduction."""
+    if run is None:
+        run = study.analysis_runs.filter(status=AnalysisRun.Status.DONE).order_by("-created_at", "-id").first()
+    parameters = DEFAULT_PARAMETERS | (run.parameters if run else {})
+    levels = list(study.systems.order_by("position", "id").values_list("key", flat=True))
+    reference = study.reference_system.key if study.reference_system else levels[0]
+    order_effect, bias_reduced = bool(parameters.get("order_effect")), bool(parameters.get("bias_reduced"))
+    source = (
+        f"as analysis run {run.pk} did (data hash {run.data_hash[:12]}: the same numbers while the judgments are unchanged)"
+        if run
+        else "with the default settings (no finished run yet)"
+    )
+    model = "bias-reduced (Firth) Bradley-Terry" if bias_reduced else "Bradley-Terry (maximum likelihood)"
+    order_note = "with" if order_effect else "without (it is reported beside the estimates)"
+    return _SCRIPT.format(
+        slug=json.dumps(study.slug)[1:-1],
+        source=source,
+        model=model,
+        reference=json.dumps(reference),
+        order_note=order_note,
+        levels=", ".join(json.dumps(level) for level in levels),
+        order_effect="TRUE" if order_effect else "FALSE",
+        bias_reduced="TRUE" if bias_reduced else "FALSE",
+    )
+
+
+# Written for R >= 3.5 with BradleyTerry2 (and brglm for br = TRUE); sandwich is optional.
+_SCRIPT = """# Refit MoralJudge study "{slug}" with BradleyTerry2 (Turner & Firth), {source}.
+# Model: {model}, log-abilities relative to {reference}, {order_note} the display-order effect
+# ("first": log-odds advantage of the answer shown first, BTm's home-advantage coding).
+# Reproduces the dashboard's estimate, se, z, p, Holm p and Wald interval per system and the order
+# effect; with the sandwich package also two-way cluster-robust SEs (participants and vignettes,
+# vcovCL HC0, t with min(clusters) - 1 df), as analysis.bradley_terry.cluster_robust.
+# Not reproduced: the bootstrap, split-half and style-controlled columns (resampling, covariates).
+# Data: {slug}-bradleyterry2.csv, one row per valid judgment. Output: {slug}-bradleyterry2-results.csv
+library(BradleyTerry2)
+d <- read.csv("{slug}-bradleyterry2.csv", stringsAsFactors = FALSE)
+systems <- c({levels})
+reference <- {reference}
+order_effect <- {order_effect}  # the dashboard's estimates include the order effect
+bias_reduced <- {bias_reduced}  # BTm(..., br = TRUE), Firth's bias-reduced estimates
+clustered <- requireNamespace("sandwich", quietly = TRUE) && !bias_reduced
+exact <- glm.control(epsilon = 1e-12, maxit = 100)  # converge fully: R's default stops near 1e-8
+
+refit <- function(dq, with_order) {{
+  formula <- if (with_order) ~ system + first else ~ system
+  if (bias_reduced) {{
+    BTm(cbind(win1, win2), player1, player2, formula = formula, id = "system", refcat = reference,
+        data = dq, br = TRUE, control.brglm = brglm::brglm.control(br.epsilon = 1e-12, br.maxit = 1000))
+  }} else {{
+    BTm(cbind(win1, win2), player1, player2, formula = formula, id = "system", refcat = reference,
+        data = dq, control = exact)
+  }}
+}}
+
+rows <- list()
+for (q in unique(d$question)) {{
+  dq <- subset(d, question == q)
+  dq$player1 <- data.frame(system = factor(dq$system1, levels = systems), first = as.numeric(dq$shown_first == dq$system1))
+  dq$player2 <- data.frame(system = factor(dq$system2, levels = systems), first = as.numeric(dq$shown_first == dq$system2))
+  fit <- refit(dq, order_effect)
+  ordered <- if (order_effect) fit else refit(dq, TRUE)
+  cf <- coef(summary(fit))
+  names_fit <- sub("^system", "", rownames(cf))
+  term <- ifelse(names_fit == "first", "order effect", "system")
+  estimate <- cf[, 1]; se <- cf[, 2]; z <- cf[, 3]; p <- cf[, 4]
+  p_holm <- rep(NA_real_, length(p))
+  p_holm[term == "system"] <- p.adjust(p[term == "system"], "holm")
+  out <- data.frame(question = q, term = term, name = names_fit, estimate = estimate, se = se, z = z, p = p,
+                    p_holm = p_holm, ci_low = estimate - qnorm(0.975) * se, ci_high = estimate + qnorm(0.975) * se,
+                    robust_se = NA, robust_p = NA, stringsAsFactors = FALSE)
+  if (!order_effect) {{
+    oe <- coef(summary(ordered))["first", ]
+    out <- rbind(out, data.frame(question = q, term = "order effect", name = "first", estimate = oe[1], se = oe[2],
+                                 z = oe[3], p = oe[4], p_holm = NA, ci_low = oe[1] - qnorm(0.975) * oe[2],
+                                 ci_high = oe[1] + qnorm(0.975) * oe[2], robust_se = NA, robust_p = NA))
+  }}
+  if (clustered) {{
+    V <- sandwich::vcovCL(fit, cluster = dq[, c("participant", "vignette")], type = "HC0")
+    G <- min(length(unique(dq$participant)), length(unique(dq$vignette)))
+    robust_se <- sqrt(diag(V))
+    out$robust_se[seq_along(robust_se)] <- robust_se
+    out$robust_p[seq_along(robust_se)] <- 2 * pt(-abs(coef(fit) / robust_se), df = G - 1)
+  }}
+  rownames(out) <- NULL
+  cat("\\nQuestion:", q, "\\n")
+  print(out[, -1], digits = 6)
+  print(BTabilities(fit))  # every system's ability and SE, the reference at 0
+  rows[[q]] <- out
+}}
+write.csv(do.call(rbind, rows), "{slug}-bradleyterry2-results.csv", row.names = FALSE)
+"""

@@ -1,0 +1,165 @@
+"""The BradleyTerry2 export reproduces, in real R, every number the dashboard's run stores."""
+
+import csv
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from analysis import bradley_terry as bt
+from analysis.models import AnalysisRun
+from analysis.rscript import BT2_COLUMNS, bradleyterry2_csv, bradleyterry2_script
+from analysis.services import read_study_data, refit_study
+from surveys.demo.simulate import simulate_judges
+from surveys.models import Judgment
+from surveys.services.study_files import import_study
+
+DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
+ABILITIES = {"gpt-4o": 0.5, "claude": 0.2, "philosopher": -0.3, "features:claude": -0.4}
+FAST = {"bootstrap": 0, "split_halves": 0}
+
+
+@pytest.fixture
+def simulated(db):
+    study = import_study(json.loads(DEMO.read_text(encoding="utf-8")))
+    simulate_judges(study=study, judges=40, abilities=ABILITIES, seed=5, order_effect=0.3)
+    return study
+
+
+def stored_numbers(run: AnalysisRun) -> dict[tuple[str, str], dict[str, float]]:
+    """(question, system or "first") -> estimate, se, z, p, p_holm, ci_low, ci_high as the run
+    stores them: the one place that knows the run's result layout."""
+    numbers = {}
+    for question, result in run.results.items():
+        for k, item in enumerate(result["fit"]["items"]):
+            numbers[(question, item["item"])] = {
+                key: item[key] for key in ("estimate", "se", "z", "p", "ci_low", "ci_high")
+            } | {"p_holm": result["holm_p"][k]}
+        order = result["fit"].get("order_effect") or result["order_effect"]
+        numbers[(question, "first")] = {key: order[key] for key in ("estimate", "se", "z", "p")}
+    return numbers
+
+
+def run_exported_script(study, run, workdir: Path) -> dict[tuple[str, str], dict[str, float]]:
+    """Write the two exported files, run the script with Rscript, read its results file."""
+    (workdir / f"{study.slug}-bradleyterry2.csv").write_text(bradleyterry2_csv(study=study))
+    (workdir / f"{study.slug}-bradleyterry2.R").write_text(bradleyterry2_script(study=study, run=run))
+    done = subprocess.run(
+        ["Rscript", f"{study.slug}-bradleyterry2.R"], cwd=workdir, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    text = (workdir / f"{study.slug}-bradleyterry2-results.csv").read_text()
+    return {
+        (row["question"], row["name"]): {
+            key: float(value)
+            for key, value in row.items()
+            if value not in ("NA", "") and key not in ("question", "term", "name")
+        }
+        for row in csv.DictReader(io.StringIO(text))
+    }
+
+
+def assert_same(ours: dict, r: dict, keys):
+    for key in keys:
+        assert_allclose(r[key], ours[key], rtol=1e-6, atol=1e-6, err_msg=key)
+
+
+def test_the_data_file_has_one_row_per_valid_judgment_with_who_was_shown_first(simulated):
+    table = list(csv.DictReader(io.StringIO(bradleyterry2_csv(study=simulated))))
+    assert list(table[0]) == BT2_COLUMNS
+    data = read_study_data(study=simulated)
+    assert len(table) == data.judgment_count
+    assert all(row["shown_first"] in (row["system1"], row["system2"]) for row in table)
+    assert all(int(row["win1"]) + int(row["win2"]) == 1 for row in table)
+    systems = [s["key"] for s in data.systems]
+    assert all(systems.index(row["system1"]) < systems.index(row["system2"]) for row in table)
+
+
+def test_the_script_says_which_run_it_reproduces_and_with_which_settings(simulated):
+    run = refit_study(study=simulated, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST | {"order_effect": True})
+    script = bradleyterry2_script(study=simulated)  # no run: the latest finished one
+    assert f"as analysis run {run.pk} did" in script and "order_effect <- TRUE" in script
+    assert "bias_reduced <- FALSE" in script and 'reference <- "lay-human"' in script
+
+
+@pytest.mark.r
+def test_the_exported_script_reproduces_a_refit_with_the_order_effect_in_real_r(simulated, tmp_path):
+    run = refit_study(study=simulated, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST | {"order_effect": True})
+    assert run.status == AnalysisRun.Status.DONE
+    stored, r = stored_numbers(run), run_exported_script(simulated, run, tmp_path)
+    reference = "lay-human"
+    compared = 0
+    for (question, name), ours in stored.items():
+        if name == reference:
+            assert (question, name) not in r  # BTm has no coefficient for the reference
+            continue
+        keys = (
+            ("estimate", "se", "z", "p")
+            if name == "first"
+            else ("estimate", "se", "z", "p", "p_holm", "ci_low", "ci_high")
+        )
+        assert_same(ours, r[(question, name)], keys)
+        compared += 1
+    assert compared == 5 * 4  # 3 systems and the order effect on each of the 5 questions
+    # The clustered SEs are cluster_robust's (participants x vignettes); with 4 vignettes the two-way
+    # variance of a coefficient can come out negative, and then both say NA/nan.
+    data = read_study_data(study=simulated)
+    for question in data.questions:
+        winners, losers, first, clusters, vignettes, _ = question.arrays()
+        robust = bt.cluster_robust(
+            winners, losers, 4, reference=data.reference, judges=clusters, vignettes=vignettes, first=first
+        )
+        rows = {k: r[(question.key, s["key"])] for k, s in enumerate(data.systems) if k != data.reference}
+        pairs = [(row.get("robust_se", np.nan), robust.se[k]) for k, row in rows.items()]
+        pairs.append((r[(question.key, "first")].get("robust_se", np.nan), robust.order_effect.se))
+        for theirs, ours in pairs:
+            if np.isnan(theirs):
+                assert ours == 0 or np.isnan(ours)  # we clip a negative variance to 0
+            else:
+                assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.r
+def test_the_exported_script_reproduces_a_plain_refit_and_its_order_effect_beside(simulated, tmp_path):
+    run = refit_study(study=simulated, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    stored, r = stored_numbers(run), run_exported_script(simulated, run, tmp_path)
+    for (question, name), ours in stored.items():
+        if name != "lay-human":
+            assert_same(ours, r[(question, name)], ("estimate", "se", "p"))
+
+
+@pytest.mark.r
+def test_a_bias_reduced_setting_is_exported_as_br_true_and_matches_firths_fit(simulated, tmp_path):
+    run = refit_study(
+        study=simulated,
+        trigger=AnalysisRun.Trigger.COMMAND,
+        parameters=FAST | {"order_effect": True, "bias_reduced": True},
+    )
+    assert "bias_reduced <- TRUE" in bradleyterry2_script(study=simulated, run=run)
+    r = run_exported_script(simulated, run, tmp_path)
+    data = read_study_data(study=simulated)
+    names = [s["key"] for s in data.systems]
+    for question in data.questions:
+        winners, losers, first, *_ = question.arrays()
+        firth = bt.fit(winners, losers, 4, reference=data.reference, first=first, bias_reduced=True, item_names=names)
+        for k, name in enumerate(names):
+            if k != data.reference:
+                assert_same(
+                    {"estimate": firth.estimates[k], "se": firth.se[k], "p": firth.p[k]},
+                    r[(question.key, name)],
+                    ("estimate", "se", "p"),
+                )
+        assert_allclose(r[(question.key, "first")]["estimate"], firth.order_effect.estimate, rtol=1e-6)
+        assert np.isnan(r[(question.key, "first")].get("robust_se", np.nan))  # R's vcovCL is for ML fits
+
+
+def test_a_study_without_a_reference_still_exports_its_judgments(simulated):
+    simulated.reference_system = None
+    simulated.save()
+    table = list(csv.DictReader(io.StringIO(bradleyterry2_csv(study=simulated))))
+    assert len(table) == Judgment.objects.valid().count() > 0
+    assert 'reference <- "gpt-4o"' in bradleyterry2_script(study=simulated)  # BTm's default: the first level
