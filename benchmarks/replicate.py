@@ -80,9 +80,9 @@ def through_the_survey(study_file: dict, planted: dict, args) -> dict:
     from analysis.models import AnalysisRun
     from analysis.services import refit_study
     from surveys.demo.simulate import simulate_judges
-    from surveys.lifecycle import go_live
     from surveys.models import Study
     from surveys.services.answers import FeatureIn, create_answer
+    from surveys.services.lifecycle import go_live
     from surveys.services.study_files import import_study
 
     study_file = {key: value for key, value in study_file.items() if key != "answers"} | {"status": "draft"}

@@ -22,7 +22,8 @@ from django.utils import timezone
 from analysis.bradley_terry.simulation import first_wins_probability
 
 from .. import constants
-from ..judging import (
+from ..models import Participant, Study
+from ..services.judging import (
     CORRECT_ATTENTION_CHOICE,
     ProlificParams,
     current_step,
@@ -33,7 +34,6 @@ from ..judging import (
     record_demographics,
     record_page,
 )
-from ..models import Participant, Study
 
 ORDER_EFFECT = 0.1  # a slight pull towards the first answer shown, as real judges have
 
