@@ -210,6 +210,26 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def busy_worker(master: int, port: int, wait: float = 3.0) -> int:
+    """A gunicorn worker in the middle of a request (it holds an established connection on the port), else any."""
+    workers = children_of(master)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        established = set()
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                established.add(f"socket:[{fields[9]}]")
+        for pid in workers:
+            try:
+                if any(os.readlink(fd) in established for fd in Path(f"/proc/{pid}/fd").iterdir()):
+                    return pid
+            except OSError:
+                continue
+        time.sleep(0.01)
+    return random.choice(workers)
+
+
 def fake_providers(count: int):
     from tests.fakes.llm_servers import FakeLLMServer
 
@@ -245,6 +265,7 @@ class Phase:
     paid_beyond: int = 0
     in_flight: int = 0
     note: str = ""
+    collection: str = ""
 
 
 def llm_study_file(slug: str, servers, vignettes: int) -> dict:
@@ -316,8 +337,13 @@ def run_phase(number: int, fault: str, stack: Stack, args) -> Phase:
     while generations.unfinished().exists() and time.monotonic() < fault_over + STRANDED_AFTER:
         time.sleep(1)
     phase.stranded = generations.unfinished().count()
-    called = generations.filter(attempts__gte=1).count()
-    phase.paid_beyond = sum(server.served for server in servers) - called
+    # A sample asked at least once has attempts >= 1 (a claim that died before its call counts too, so the
+    # difference can come out below the truth, never above it).
+    asked = generations.filter(attempts__gte=1).count()
+    served = sum(server.served for server in servers)
+    phase.paid_beyond = max(0, served - asked)
+    done = generations.filter(status="done").count()
+    phase.collection = f"{served} calls answered, {asked} samples asked, {done} of {generations.count()} done"
 
     phase.failures = rec.failures
     phase.gave_up = len(wave["errors"])
@@ -361,16 +387,16 @@ class Stack:
         app = {LLM_KEY_ENV: "sk-faults", "REFIT_CRON": "0 0 1 1 *"}  # no nightly refit in the middle of a run
         self.web_env = server_env(f"{proxied}?application_name=mj-faults-web", self.redis.url) | app
         self.worker_env = server_env(f"{proxied}?application_name=mj-faults-worker", self.redis.url) | app
-        port = free_port()
-        self.base = f"http://127.0.0.1:{port}"
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
         with open(self.tmp / "gunicorn.log", "w") as log:
-            self.web = start_gunicorn(self.web_env, workers=3, port=port, log=log)
+            self.web = start_gunicorn(self.web_env, workers=3, port=self.port, log=log)
         self.workers.append(CeleryWorker(self.worker_env, self.tmp, "faults1"))
         self.beat = CeleryWorker(self.worker_env, self.tmp, "beat", beat=True)
 
     def inject(self, fault: str) -> str:
         if fault == "web-worker":
-            victim = random.choice(children_of(self.web.pid))
+            victim = busy_worker(self.web.pid, self.port)
             os.kill(victim, signal.SIGKILL)
             return f"killed gunicorn worker {victim}"
         if fault == "db-connections":
@@ -432,7 +458,7 @@ def report(phases: list[Phase], args) -> None:
         print(" | ".join(row))
     for p in phases:
         kinds = ", ".join(f"{what} x{n}" for what, n in Counter(p.failures).most_common(4))
-        print(f"  {p.fault}: {p.note or 'no fault'}{'; failed: ' + kinds if kinds else ''}")
+        print(f"  {p.fault}: {p.note or 'no fault'}; collection: {p.collection}{'; failed: ' + kinds if kinds else ''}")
 
 
 def main() -> None:
