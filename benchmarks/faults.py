@@ -328,7 +328,11 @@ def run_phase(number: int, fault: str, stack: Stack, args) -> Phase:
     wave_thread.start()
     call_command("collect_answers", f"{slug}-llm", samples=args.samples, stdout=open(os.devnull, "w"))  # noqa: SIM115
     time.sleep(args.fault_at)
-    phase.in_flight = sum(server.in_flight for server in servers)
+    in_flight = lambda: sum(server.in_flight for server in servers)  # noqa: E731
+    waited = time.monotonic() + 3
+    while not in_flight() and time.monotonic() < waited:  # strike while the worker is waiting on a provider
+        time.sleep(0.01)
+    phase.in_flight = in_flight()
     phase.note = stack.inject(fault)
     fault_over = time.monotonic()
     wave_thread.join()
