@@ -16,78 +16,27 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
-import re
-import socket
 import statistics
-import subprocess
 import sys
-import threading
-import time
-from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-PYTHON = sys.executable
-CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-CODE = re.compile(r'class="code">([^<]+)<')
-DEMOGRAPHICS = {
-    "gender": "Prefer not to say",
-    "age": "35-44",
-    "religion": "No religion",
-    "education": "Bachelors/Undergraduate degree",
-    "country": "United Kingdom",
-}
-
-
-def fresh_database(base_url: str, name: str) -> str:
-    import psycopg
-
-    with psycopg.connect(f"{base_url}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return f"{base_url}/{name}"
-
-
-def drop_database(base_url: str, name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{base_url}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def server_env(database_url: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL")}
-    env.update(
-        DATABASE_URL=database_url,
-        SECRET_KEY="benchmark-only-secret",
-        DEBUG="0",
-        ALLOWED_HOSTS="127.0.0.1",
-        LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="moraljudge.settings",
-    )
-    return env
-
-
-def setup_django(env: dict) -> None:
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    call_command("collectstatic", verbosity=0, interactive=False)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (  # noqa: E402
+    DEMOGRAPHICS,
+    Recorder,
+    drop_database,
+    form_post,
+    free_port,
+    fresh_database,
+    judge,
+    p95,
+    run_pool,
+    server_env,
+    setup_django,
+    start_gunicorn,
+)
 
 
 def load_study(*, slug: str, repetitions: int, k: int, systems: int, vignettes: int):
@@ -108,81 +57,6 @@ def load_study(*, slug: str, repetitions: int, k: int, systems: int, vignettes: 
         reservation_minutes=120,
     )
     return go_live(study=study)
-
-
-class Recorder:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.samples: dict[str, list[float]] = defaultdict(list)
-        self.errors: list[str] = []
-
-    def request(self, client: httpx.Client, kind: str, method: str, url: str, expect: tuple[int, ...], **kw):
-        start = time.perf_counter()
-        response = client.request(method, url, **kw)
-        elapsed = time.perf_counter() - start
-        with self.lock:
-            self.samples[kind].append(elapsed)
-        if response.status_code not in expect:
-            raise RuntimeError(f"{method} {url} -> {response.status_code}")
-        return response
-
-
-def form_post(rec: Recorder, client, kind: str, url: str, data: dict) -> str:
-    page = rec.request(client, kind + " GET", "GET", url, (200,))
-    token = CSRF.search(page.text).group(1)
-    response = rec.request(client, kind + " POST", "POST", url, (302,), data={**data, "csrfmiddlewaretoken": token})
-    return response.headers["location"]
-
-
-def judge(rec: Recorder, base: str, slug: str, number: int, questions: list[str]) -> str:
-    """One judge through the whole survey; returns 'completed' or 'full'."""
-    pid = f"{number:024x}"
-    link = f"{base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={'b' * 24}&SESSION_ID={number + 1:024x}"
-    with httpx.Client(base_url=base, timeout=120) as client:
-        url = rec.request(client, "entry", "GET", link, (302,)).headers["location"]
-        if not url.endswith("/done/"):  # a study already full sends a new arrival straight to its page
-            url = form_post(rec, client, "consent", url, {"consent": "yes", "anonymised": "yes"})
-            url = form_post(rec, client, "demographics", url, DEMOGRAPHICS)
-        while "/pair/" in url:
-            picks = {key: random.choice(["first", "second"]) for key in questions}
-            picks[questions[0]], picks[questions[1]] = "first", "second"  # never a straight line
-            url = form_post(rec, client, "judging page", url, picks)
-        if url.endswith("/done/"):
-            page = rec.request(client, "done", "GET", url, (200,))
-            if "the study is full" in page.text:
-                return "full"
-            raise RuntimeError("done before judging")
-        url = form_post(rec, client, "attention", url, {"choice": "2"})
-        page = rec.request(client, "done", "GET", url, (200,))
-        match = CODE.search(page.text)
-        if not match or match.group(1) != "BENCHOK" or "submissions/complete?cc=BENCHOK" not in page.text:
-            raise RuntimeError("no completion code")
-        return "completed"
-
-
-def run_pool(concurrency: int, jobs, work):
-    outcomes: list[str] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-
-    def one(job):
-        try:
-            result = work(job)
-        except Exception as exc:
-            with lock:
-                errors.append(repr(exc))
-            return
-        with lock:
-            outcomes.append(result)
-
-    start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        list(pool.map(one, jobs))
-    return outcomes, errors, time.perf_counter() - start
-
-
-def p95(samples: list[float]) -> float:
-    return sorted(samples)[int(0.95 * (len(samples) - 1))]
 
 
 def main() -> None:
@@ -222,30 +96,8 @@ def main() -> None:
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            str(Path(PYTHON).parent / "gunicorn"),
-            "moraljudge.wsgi",
-            f"--workers={args.workers}",
-            "--worker-class=sync",
-            f"--bind=127.0.0.1:{port}",
-            "--timeout=120",
-            "--backlog=2048",
-            "--log-level=warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
+    server = start_gunicorn(env, workers=args.workers, port=port)
     try:
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            raise SystemExit("gunicorn did not come up")
-
         # Baseline: the trivial view (one SELECT 1), same server, same concurrency, same client code.
         rec_base = Recorder()
 
@@ -276,8 +128,8 @@ def main() -> None:
                 f"/s/{pages_study.slug}/?PROLIFIC_PID={10**6 + n:024x}&STUDY_ID={'c' * 24}&SESSION_ID={10**6 + n:024x}"
             )
             url = rec_pages.request(client, "setup", "GET", link, (302,)).headers["location"]
-            url = form_post(rec_pages, client, "setup", url, {"consent": "yes", "anonymised": "yes"})
-            url = form_post(rec_pages, client, "setup", url, DEMOGRAPHICS)
+            url, _ = form_post(rec_pages, client, "setup", url, {"consent": "yes", "anonymised": "yes"})
+            url, _ = form_post(rec_pages, client, "setup", url, DEMOGRAPHICS)
             holders.append((client, url))
         per_holder = max(1, args.baseline_requests // args.concurrency)
 
