@@ -24,7 +24,7 @@ from ..models import Generation
 from ..parsing import ParseError, parse_answer
 from ..prompts import render_prompts
 from .config import TryAgain, collect_settings, estimate_cost, target_for
-from .states import held, keep_alive, move, take  # noqa: F401  (held: for callers that check a claim)
+from .states import keep_alive, move, take
 
 Status = Generation.Status
 
