@@ -5,8 +5,8 @@ import json
 import jsonschema
 import pytest
 
-from llm_collect.providers import gemini_generate, openai_chat
 from llm_collect.parsing import ParseError, parse_answer
+from llm_collect.providers import gemini_generate, openai_chat
 from surveys.models import Answer
 from surveys.services.answers import FeatureIn, answer_json_schema, gemini_answer_schema
 from surveys.services.shapes import ShapeError
