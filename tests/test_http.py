@@ -51,7 +51,7 @@ def test_retry_after_in_seconds_or_milliseconds():
 
 def test_both_clients_read_the_same_failure_the_same_way(settings, monkeypatch):
     from llm_collect import client as llm
-    from surveys import prolific_client as prolific
+    from surveys.prolific import client as prolific
 
     monkeypatch.setenv("FAKE_LLM_KEY", "sk-test")
     settings.PROLIFIC_API_TOKEN = "t"
