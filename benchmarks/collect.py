@@ -110,9 +110,9 @@ def run_in_process(ids: list[int], threads: int, stop: threading.Event) -> None:
                 continue
             _, _, gid, retries = item
             try:
-                services.collect(generation_id=gid)
+                services.collect(generation_id=gid, retries=retries)
             except services.TryAgain as exc:
-                delay = services.retry_delay(retries=retries, retry_after=exc.retry_after, backoff=exc.backoff)
+                delay = exc.delay
                 with lock:
                     counter[0] += 1
                     heapq.heappush(heap, (time.monotonic() + delay, counter[0], gid, retries + 1))

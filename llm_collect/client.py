@@ -1,65 +1,29 @@
-"""Provider clients over httpx: the only module that imports httpx, and it touches no ORM.
+"""Calling a provider: one POST over the shared HTTP layer (moraljudge/http.py), shaped by the provider's wire
+format (llm_collect/providers/). It touches no ORM.
 
-Four wire formats:
+Provider defaults apply (temperature, top_p …) unless the System's parameters set them. Parameters are sent as
+they are, except the few this project reads itself (providers.base.OWN_PARAMETERS).
 
-- ``openai``: OpenAI Chat Completions. GPT-4o and the like get a system message and Structured Outputs
-  (``response_format`` of type ``json_schema``). Reasoning models (o1, o3, o4 …) take no temperature and
-  use ``max_completion_tokens``; o1 and later read the system prompt as a ``developer`` message, while
-  o1-mini and o1-preview accept neither it nor ``response_format``, so the system prompt is folded into the
-  user message and the JSON shape is asked for in words only.
-- ``anthropic``: Anthropic Messages (``x-api-key``, ``anthropic-version``, ``system`` top level,
-  ``max_tokens`` required). The models this study uses have no JSON mode: the prompt asks for JSON.
-- ``gemini``: Google ``generateContent`` (``x-goog-api-key``, ``systemInstruction``,
-  ``generationConfig.responseMimeType=application/json`` with a ``responseSchema``).
-- ``openai-compatible``: DeepSeek, vLLM, Ollama, hosted Llama: ``base_url + /chat/completions`` with
-  ``response_format={"type": "json_object"}`` (set ``"response_format": null`` in the parameters for a server
-  that rejects it).
-
-Provider defaults apply (temperature, top_p …) unless the System's parameters set them. Parameters are sent
-as they are, except the few this project reads itself (see OWN_PARAMETERS).
+Why our own httpx code and not the official SDKs (openai, anthropic, google-genai): a paid call must be made
+at most once per claim, and the SDKs retry by themselves (two retries by default, each one paid); our retries
+go through the Generation's claim and attempt counter instead. One HTTP layer also serves Prolific, so both
+read Retry-After and classify failures the same way.
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import httpx
 
-from surveys.services.answers import answer_json_schema, gemini_answer_schema
+from moraljudge import http
 
-OPENAI = "openai"
-ANTHROPIC = "anthropic"
-GEMINI = "gemini"
-OPENAI_COMPATIBLE = "openai-compatible"
+from .providers import Prompt, wire_format
 
-DEFAULT_BASE_URLS = {
-    OPENAI: "https://api.openai.com/v1",
-    ANTHROPIC: "https://api.anthropic.com",
-    GEMINI: "https://generativelanguage.googleapis.com/v1beta",
-    OPENAI_COMPATIBLE: "https://api.deepseek.com",
-}
-DEFAULT_KEY_VARIABLES = {
-    OPENAI: "OPENAI_API_KEY",
-    ANTHROPIC: "ANTHROPIC_API_KEY",
-    GEMINI: "GEMINI_API_KEY",
-    OPENAI_COMPATIBLE: "DEEPSEEK_API_KEY",
-}
-ANTHROPIC_VERSION = "2023-06-01"
-ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # required by the Messages API; enough for five features with reasons
 DEFAULT_TIMEOUT = 120.0  # seconds for a whole reply; connecting gets less
-# Read by this project, never sent to the provider.
-OWN_PARAMETERS = {"requests_per_minute", "concurrency", "burst", "timeout", "price_per_million"}
-
-# The answer shape (the study file's), as JSON Schema for the providers that take one.
-ANSWER_SCHEMA = answer_json_schema()
-# Gemini's responseSchema is an OpenAPI subset: upper-case types, no additionalProperties.
-GEMINI_SCHEMA = gemini_answer_schema()
 
 
 class ClientError(Exception):
@@ -72,7 +36,7 @@ class ClientError(Exception):
 
 
 class Retryable(ClientError):
-    """Timeouts, connection errors, 429 and 5xx: worth another call later (after retry_after seconds if set)."""
+    """Timeouts, connection errors, and the statuses moraljudge.http calls retryable (after retry_after if set)."""
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs) -> None:
         super().__init__(message, **kwargs)
@@ -80,7 +44,7 @@ class Retryable(ClientError):
 
 
 class Permanent(ClientError):
-    """Other 4xx, a missing key: another identical call cannot help."""
+    """Other 4xx, a missing key, an unknown provider: another identical call cannot help."""
 
 
 class MissingKey(Permanent):
@@ -100,7 +64,7 @@ class Target:
 
     @property
     def endpoint_base(self) -> str:
-        return (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+        return (self.base_url or wire(self.provider).default_base_url).rstrip("/")
 
     @property
     def timeout(self) -> float:
@@ -119,13 +83,21 @@ class Reply:
     latency: float = 0.0  # seconds
 
 
+def wire(provider: str):
+    try:
+        return wire_format(provider)
+    except KeyError:
+        raise Permanent(f"Unknown provider '{provider}'.") from None
+
+
 def key_variable(target: Target) -> str | None:
     """The environment variable holding the key, or None for a keyless self-hosted endpoint."""
     if target.api_key_env:
         return target.api_key_env
-    if target.provider == OPENAI_COMPATIBLE and target.base_url:
+    fmt = wire(target.provider)
+    if fmt.keyless_with_own_base_url and target.base_url:
         return None  # vLLM, Ollama and the like on the researcher's own machine need no key
-    return DEFAULT_KEY_VARIABLES.get(target.provider)
+    return fmt.default_key_variable
 
 
 def api_key(target: Target) -> str:
@@ -142,108 +114,45 @@ def api_key(target: Target) -> str:
 
 
 def build_client(*, timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """The one place an httpx.Client is made: explicit timeouts, no redirects, no proxies from the env."""
-    return httpx.Client(
-        timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-        transport=transport,
-        follow_redirects=False,
-        trust_env=False,
-        headers={"user-agent": "moraljudge-llm-collect/1"},
+    return http.build_client(timeout=timeout, transport=transport)
+
+
+def complete(target: Target, *, system_prompt: str, user_prompt: str, http_client: httpx.Client | None = None) -> Reply:
+    """One call. Raises Retryable or Permanent; returns the Reply otherwise (its text may still be unusable)."""
+    fmt = wire(target.provider)
+    key = api_key(target)
+    request = fmt.request(target, Prompt(system=system_prompt, user=user_prompt))
+    raw, latency = post(request.url, {**request.headers, **fmt.auth_headers(key)}, request.body, target, http_client)
+    try:
+        content = fmt.read(raw)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise Retryable(f"Unexpected response shape: {exc!r}", body=json.dumps(raw)[:2000]) from exc
+    return Reply(
+        text=content.text,
+        raw=raw,
+        request=request.body,
+        input_tokens=content.input_tokens,
+        output_tokens=content.output_tokens,
+        model_version=content.model_version,
+        finish_reason=content.finish_reason,
+        latency=latency,
     )
 
 
-def is_reasoning_model(model: str) -> bool:
-    """OpenAI's o-series (o1, o1-mini, o3-mini, o4-mini …)."""
-    return re.match(r"^o\d", model.split("/")[-1]) is not None
-
-
-def folds_system_prompt(model: str) -> bool:
-    """o1-mini and o1-preview accept neither system nor developer messages."""
-    name = model.split("/")[-1]
-    return name.startswith("o1-mini") or name.startswith("o1-preview")
-
-
-def build_request(target: Target, *, system_prompt: str, user_prompt: str) -> tuple[str, dict, dict]:
-    """(url, headers without the key, JSON body) for this provider's wire format."""
-    params = {k: v for k, v in target.parameters.items() if k not in OWN_PARAMETERS}
-    base = target.endpoint_base
-    if target.provider in (OPENAI, OPENAI_COMPATIBLE):
-        messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_prompt}]
-        body: dict = {"model": target.model}
-        if target.provider == OPENAI and is_reasoning_model(target.model):
-            for unsupported in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
-                params.pop(unsupported, None)
-            if "max_tokens" in params:
-                params["max_completion_tokens"] = params.pop("max_tokens")
-            if folds_system_prompt(target.model):
-                messages = [{"role": "user", "content": f"{system_prompt}\n\n{user_prompt}"}]
-            else:
-                messages[0]["role"] = "developer"
-                body["response_format"] = openai_schema_format()
-        elif target.provider == OPENAI:
-            body["response_format"] = openai_schema_format()
-        else:
-            body["response_format"] = {"type": "json_object"}
-        body["messages"] = messages
-        body.update(params)
-        if body.get("response_format") is None:
-            body.pop("response_format", None)
-        return f"{base}/chat/completions", {"content-type": "application/json"}, body
-    if target.provider == ANTHROPIC:
-        body = {
-            "model": target.model,
-            "max_tokens": ANTHROPIC_DEFAULT_MAX_TOKENS,
-            "system": system_prompt,
-            "messages": [{"role": "user", "content": user_prompt}],
-        }
-        body.update(params)
-        headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
-        return f"{base}/v1/messages", headers, body
-    if target.provider == GEMINI:
-        generation_config = {"responseMimeType": "application/json", "responseSchema": GEMINI_SCHEMA}
-        generation_config.update(params.pop("generationConfig", {}))
-        generation_config.update(params)
-        body = {
-            "systemInstruction": {"parts": [{"text": system_prompt}]},
-            "contents": [{"role": "user", "parts": [{"text": user_prompt}]}],
-            "generationConfig": generation_config,
-        }
-        model = target.model if target.model.startswith("models/") else f"models/{target.model}"
-        return f"{base}/{model}:generateContent", {"content-type": "application/json"}, body
-    raise Permanent(f"Unknown provider '{target.provider}'.")
-
-
-def openai_schema_format() -> dict:
-    return {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": ANSWER_SCHEMA}}
-
-
-def auth_headers(target: Target, key: str) -> dict:
-    if not key:
-        return {}
-    if target.provider == ANTHROPIC:
-        return {"x-api-key": key}
-    if target.provider == GEMINI:
-        return {"x-goog-api-key": key}
-    return {"authorization": f"Bearer {key}"}
-
-
-def complete(target: Target, *, system_prompt: str, user_prompt: str, http: httpx.Client | None = None) -> Reply:
-    """One call. Raises Retryable or Permanent; returns the Reply otherwise (its text may still be unusable)."""
-    key = api_key(target)
-    url, headers, body = build_request(target, system_prompt=system_prompt, user_prompt=user_prompt)
-    headers = {**headers, **auth_headers(target, key)}
-    own_client = http is None
-    http = http or build_client(timeout=target.timeout)
+def post(url: str, headers: dict, body: dict, target: Target, client: httpx.Client | None) -> tuple[dict, float]:
+    """The HTTP exchange: the reply's JSON object and the seconds it took, or Retryable / Permanent."""
+    own_client = client is None
+    client = client or build_client(timeout=target.timeout)
     started = time.monotonic()
     try:
-        response = http.post(url, headers=headers, json=body)
+        response = client.post(url, headers=headers, json=body)
     except httpx.TimeoutException as exc:
         raise Retryable(f"Timed out after {time.monotonic() - started:.1f} s: {exc!r}") from exc
     except httpx.TransportError as exc:
         raise Retryable(f"Connection error: {exc!r}") from exc
     finally:
         if own_client:
-            http.close()
+            client.close()
     latency = time.monotonic() - started
     check_status(response)
     try:
@@ -256,82 +165,21 @@ def complete(target: Target, *, system_prompt: str, user_prompt: str, http: http
         ) from exc
     if not isinstance(raw, dict):
         raise Retryable("The provider sent JSON that is not an object.", body=response.text[:2000])
-    reply = read_reply(target.provider, raw)
-    return Reply(request=body, latency=latency, **reply)
+    return raw, latency
 
 
 def check_status(response: httpx.Response) -> None:
     status = response.status_code
-    if status < 400:
+    if not http.is_failure(status):
         return
     message = f"HTTP {status} from {response.request.url.host}: {response.text[:500]}"
-    if status in (408, 409, 429) or status >= 500:
-        raise Retryable(message, retry_after=retry_after_seconds(response.headers), status=status, body=response.text)
+    if http.is_retryable_status(status):
+        retry_after = http.retry_after_seconds(response.headers)
+        raise Retryable(message, retry_after=retry_after, status=status, body=response.text)
     raise Permanent(message, status=status, body=response.text)
 
 
-def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """Retry-After as seconds (a number or an HTTP date), or OpenAI's retry-after-ms."""
-    if value := headers.get("retry-after-ms"):
-        try:
-            return max(0.0, float(value) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-def read_reply(provider: str, raw: dict) -> dict:
-    """Text, usage, model version and finish reason from a provider's response body."""
-    try:
-        if provider in (OPENAI, OPENAI_COMPATIBLE):
-            choice = (raw.get("choices") or [{}])[0]
-            message = choice.get("message") or {}
-            text = message.get("content") or message.get("refusal") or ""
-            usage = raw.get("usage") or {}
-            return {
-                "text": text,
-                "raw": raw,
-                "input_tokens": int(usage.get("prompt_tokens") or 0),
-                "output_tokens": int(usage.get("completion_tokens") or 0),
-                "model_version": str(raw.get("model") or ""),
-                "finish_reason": str(choice.get("finish_reason") or ""),
-            }
-        if provider == ANTHROPIC:
-            blocks = raw.get("content") or []
-            usage = raw.get("usage") or {}
-            return {
-                "text": "".join(b.get("text", "") for b in blocks if b.get("type") == "text"),
-                "raw": raw,
-                "input_tokens": int(usage.get("input_tokens") or 0),
-                "output_tokens": int(usage.get("output_tokens") or 0),
-                "model_version": str(raw.get("model") or ""),
-                "finish_reason": str(raw.get("stop_reason") or ""),
-            }
-        if provider == GEMINI:
-            candidate = (raw.get("candidates") or [{}])[0]
-            parts = (candidate.get("content") or {}).get("parts") or []
-            usage = raw.get("usageMetadata") or {}
-            return {
-                "text": "".join(p.get("text", "") for p in parts if not p.get("thought")),
-                "raw": raw,
-                "input_tokens": int(usage.get("promptTokenCount") or 0),
-                "output_tokens": int(usage.get("candidatesTokenCount") or 0),
-                "model_version": str(raw.get("modelVersion") or ""),
-                "finish_reason": str(candidate.get("finishReason") or ""),
-            }
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise Retryable(f"Unexpected response shape: {exc}", body=json.dumps(raw)[:2000]) from exc
-    raise Permanent(f"Unknown provider '{provider}'.")
+def read_reply(provider: str, raw: dict) -> Reply:
+    """A stored raw reply read again (e.g. after a reader was fixed): no call, no cost."""
+    content = wire(provider).read(raw)
+    return Reply(raw=raw, request={}, **content.__dict__)

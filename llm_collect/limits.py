@@ -5,8 +5,8 @@
   that long, then calls. Requests are therefore spaced ``60 / requests_per_minute`` seconds apart, with
   ``burst`` of them allowed back to back. A 429 from the provider pushes the key's next slot past its
   Retry-After (``penalise``), so every worker backs off, not only the one that was refused.
-- Concurrency: a semaphore kept as a sorted set of holders with expiry times, so a killed worker's place comes
-  back by itself after ``ttl`` seconds.
+- Concurrency: a semaphore kept as a sorted set of holders with expiry times, renewed while the call runs, so a
+  killed worker's place comes back by itself after ``ttl`` seconds.
 
 Both run as Lua scripts on the Redis server, using its clock. Without REDIS_URL the same algorithms run
 in-process under a lock (one process only: the laptop quickstart and tests).
@@ -63,6 +63,16 @@ end
 return 0
 """
 
+REFRESH = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+if redis.call('ZSCORE', KEYS[1], ARGV[2]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[1]) * 1000) + 60000)
+end
+return 1
+"""
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -115,6 +125,9 @@ class RedisBackend:
     def acquire(self, key: str, limit: int, ttl: float, token: str) -> bool:
         return bool(int(self.redis.eval(ACQUIRE, 1, KEY_PREFIX + "conc:" + key, limit, ttl, token)))
 
+    def refresh(self, key: str, ttl: float, token: str) -> None:
+        self.redis.eval(REFRESH, 1, KEY_PREFIX + "conc:" + key, ttl, token)
+
     def release(self, key: str, token: str) -> None:
         self.redis.zrem(KEY_PREFIX + "conc:" + key, token)
 
@@ -150,6 +163,12 @@ class LocalBackend:
                 return False
             holders[token] = now + ttl
             return True
+
+    def refresh(self, key: str, ttl: float, token: str) -> None:
+        with self.lock:
+            holders = self.holders.get(key, {})
+            if token in holders:
+                holders[token] = time.monotonic() + ttl
 
     def release(self, key: str, token: str) -> None:
         with self.lock:
@@ -195,6 +214,10 @@ class concurrency_slot:
             time.sleep(pause)
             pause = min(pause * 2, 0.25)
         return self
+
+    def refresh(self) -> None:
+        """Keep the place while the call runs (a killed worker's place comes back after ttl)."""
+        backend().refresh(self.limit.key, self.ttl, self.token)
 
     def __exit__(self, *exc) -> None:
         backend().release(self.limit.key, self.token)

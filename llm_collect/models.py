@@ -77,6 +77,9 @@ class Generation(models.Model):
     claim = models.CharField(max_length=32, blank=True, help_text="Token of the worker currently holding the row.")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     queued_at = models.DateTimeField(default=timezone.now)
+    not_before = models.DateTimeField(
+        null=True, blank=True, help_text="When the retry a worker holds for this pending row is due (empty: none)."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -113,6 +116,8 @@ class Generation(models.Model):
             models.Index(fields=["run", "status"], name="generation_run_status_idx"),
             # The sweep: "pending rows queued before a cutoff" and "running rows whose lease ran out".
             models.Index(fields=["status", "queued_at"], name="generation_sweep_idx"),
+            # The sweep: "pending rows whose retry was due before a cutoff" (its worker died holding it).
+            models.Index(fields=["status", "not_before"], name="generation_overdue_idx"),
         ]
 
     def __str__(self) -> str:

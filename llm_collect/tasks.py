@@ -9,19 +9,19 @@ from . import services
 MAX_RETRIES = 200  # most retries are only waits for a rate slot; paid calls are capped by Generation.attempts
 
 
-@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
+# At-least-once: the message is acknowledged only when the task has finished, and given back to the broker if
+# the worker process dies under it, so another worker runs it (the row's claim keeps the call paid once).
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)
 def collect(self, generation_id: int) -> str:
     for retries in range(MAX_RETRIES + 1):
         try:
-            return services.collect(generation_id=generation_id)
+            return services.collect(generation_id=generation_id, retries=self.request.retries + retries)
         except services.TryAgain as exc:
-            delay = services.retry_delay(
-                retries=self.request.retries + retries, retry_after=exc.retry_after, backoff=exc.backoff
-            )
             if not self.request.is_eager:
-                raise self.retry(exc=exc, countdown=delay) from exc
+                countdown = min(exc.delay, services.collect_settings()["max_countdown_seconds"])
+                raise self.retry(exc=exc, countdown=countdown) from exc
             # No broker (the laptop quickstart runs tasks in-process): wait here instead of re-queueing.
-            time.sleep(min(delay, 60))
+            time.sleep(min(exc.delay, 60))
     return "gave up waiting"
 
 

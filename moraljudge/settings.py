@@ -199,9 +199,16 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "600"))
-CELERY_TASK_ACKS_LATE = True  # safe: every task is idempotent
+# At-least-once delivery: a message is acknowledged when its task has finished, and handed back to the broker
+# when the worker process running it dies. Safe because every task is idempotent.
+CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis gives an unacknowledged message to another worker after this many seconds. It must outlast the longest
+# task (the hard time limit) and the longest retry countdown (LLM_COLLECT["max_countdown_seconds"]), or a
+# running or waiting task would be handed out a second time. A killed worker's LLM calls do not wait for it:
+# their rows' leases lapse within 30 s and the sweep below queues them again.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE: dict = {}
 # Analysis: refit every live study; REFIT_CRON is a five-field crontab (minute hour day month weekday).
@@ -220,8 +227,9 @@ CELERY_BEAT_SCHEDULE["surveys-release-expired"] = {
     "task": "surveys.tasks.release_expired_reservations",
     "schedule": 60.0,
 }
-# LLM collection: re-queue generations still pending after LLM_COLLECT["sweep_minutes"] or whose lease ran out.
-CELERY_BEAT_SCHEDULE["llm-collect-sweep"] = {"task": "llm_collect.tasks.sweep", "schedule": 300.0}
+# LLM collection: re-queue generations whose worker died (lease lapsed, or a retry it held is overdue) and those
+# still pending after LLM_COLLECT["sweep_minutes"]. Often, so that a dead worker's rows move on within a minute.
+CELERY_BEAT_SCHEDULE["llm-collect-sweep"] = {"task": "llm_collect.tasks.sweep", "schedule": 15.0}
 # Per-provider limits shared by every worker through Redis; a System's parameters may override them.
 LLM_RATE_LIMITS = {
     "default": {"requests_per_minute": 60, "burst": 1, "concurrency": 4},
@@ -230,7 +238,14 @@ LLM_RATE_LIMITS = {
     "gemini": {"requests_per_minute": 15, "burst": 1, "concurrency": 4},
     "openai-compatible": {"requests_per_minute": 60, "burst": 1, "concurrency": 4},
 }
-LLM_COLLECT = {"lease_seconds": 300, "max_attempts": 5, "max_invalid_attempts": 3, "sweep_minutes": 15}
+LLM_COLLECT = {
+    "lease_seconds": 30,  # renewed every 10 s while a call runs
+    "max_attempts": 5,
+    "max_invalid_attempts": 3,
+    "sweep_minutes": 15,
+    "max_countdown_seconds": min(300, CELERY_TASK_TIME_LIMIT),  # under the visibility timeout above
+    "queue": os.environ.get("LLM_COLLECT_QUEUE") or None,  # None: the "collection" queue
+}
 
 # Prolific
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,9 +47,12 @@ def celery_worker(queue: str, *, pool: str = "solo", concurrency: int = 1, env: 
         worker.wait(timeout=30)
 
 
-def wait_for(worker: subprocess.Popen, done: Callable[[], bool], *, timeout: float = 90) -> None:
-    """Poll until `done()` holds; a worker that dies on the way fails the test with its last words."""
+def wait_for(worker: subprocess.Popen, done: Callable[[], bool], *, timeout: float = 90, what: str = "") -> None:
+    """Poll until `done()` holds. A worker that dies on the way fails the test with its last words, and so does
+    a timeout: the caller's assertions then never run on a state that merely has not arrived yet."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not done():
+    while not done():
         assert worker.poll() is None, worker.stderr.read().decode()[-2000:]
+        if time.monotonic() >= deadline:
+            pytest.fail(f"Not done after {timeout:.0f} s{': ' + what if what else ''}.")
         time.sleep(0.5)

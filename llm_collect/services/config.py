@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
+from django.utils import timezone
 
 from surveys.models import System
 
 from .. import client
 
 DEFAULTS = {
-    "lease_seconds": 300,  # a claimed row is someone else's for this long (longer than any call)
+    # A claimed row is someone else's for this long; the worker renews it every third of it while it lives, so
+    # a killed worker's row is free again within this many seconds (and the sweep queues it again).
+    "lease_seconds": 30,
     "max_attempts": 5,  # provider calls per Generation, whatever went wrong
     "max_invalid_attempts": 3,  # of which at most this many may return unusable output
     "max_wait_seconds": 15,  # a worker sleeps this long at most for a rate or concurrency slot
-    "sweep_minutes": 15,  # pending rows older than this are queued again
+    "sweep_minutes": 15,  # pending rows whose message waited in the broker this long are queued again
+    # A pending row whose retry was due this long ago lost its message with a dead worker: queued again.
+    "sweep_grace_seconds": 30,
+    # Retries wait at most this long as a countdown (Celery ETA); it must stay under the broker's visibility
+    # timeout (CELERY_BROKER_TRANSPORT_OPTIONS), or Redis would hand a waiting message to a second worker.
+    "max_countdown_seconds": 300,
     "backoff_base_seconds": 2,
     "backoff_cap_seconds": 300,
     "queue": None,  # a Celery queue of their own for these slow, I/O-bound tasks (None: the default queue)
@@ -42,12 +51,16 @@ PRICES_PER_MILLION = {
 
 
 class TryAgain(Exception):
-    """Nothing was stored for good: the task should run again after a delay."""
+    """Nothing was stored for good: the task should run again after ``delay`` seconds (at ``due``)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, backoff: bool = True) -> None:
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, backoff: bool = True, retries: int = 0
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.backoff = backoff
+        self.delay = retry_delay(retries=retries, retry_after=retry_after, backoff=backoff)
+        self.due = timezone.now() + timedelta(seconds=self.delay)
 
 
 def collect_settings() -> dict:

@@ -17,6 +17,7 @@ from .. import client
 from ..models import CollectionRun, Generation
 from .collecting import give_up
 from .config import collect_settings, target_for
+from .states import move
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,11 @@ def start_collection(
                     already += 1
                     continue
                 if created and (system.pk, vignette.pk, sample) in answered:
-                    Generation.objects.filter(pk=gen.pk).update(
-                        status=Generation.Status.DONE,
-                        finished_at=timezone.now(),
+                    move(
+                        gen,
+                        from_=(Generation.Status.PENDING,),
+                        to=Generation.Status.DONE,
+                        outcome="already answered",
                         error="An answer for this sample already existed; not asked.",
                         answer=Answer.objects.get(system=system, vignette=vignette, sample=sample),
                     )
@@ -103,9 +106,7 @@ def start_collection(
                 if gen.status in (Generation.Status.FAILED, Generation.Status.INVALID):
                     if not retry_failed:
                         continue
-                    Generation.objects.filter(pk=gen.pk, status=gen.status).update(
-                        status=Generation.Status.PENDING, attempts=0, run=run, queued_at=timezone.now()
-                    )
+                    ask_again(gen, run=run)
                 elif not created:
                     Generation.objects.filter(pk=gen.pk).update(run=run)
                 to_queue.append(gen.pk)
@@ -122,20 +123,31 @@ def retry_generations(*, generation_ids: list[int]) -> int:
     rows = Generation.objects.filter(
         pk__in=generation_ids, status__in=[Generation.Status.FAILED, Generation.Status.INVALID]
     )
-    ids = list(rows.values_list("pk", flat=True))
-    Generation.objects.filter(pk__in=ids).update(status=Generation.Status.PENDING, attempts=0, queued_at=timezone.now())
+    ids = [gen.pk for gen in rows if ask_again(gen)]
     queue(ids)
     return len(ids)
 
 
+def ask_again(gen: Generation, **fields) -> bool:
+    """A failed or invalid row back to PENDING with a fresh set of attempts."""
+    done_with = (Generation.Status.FAILED, Generation.Status.INVALID)
+    return move(gen, from_=done_with, to=Generation.Status.PENDING, outcome="asked again", attempts=0, **fields)
+
+
 def sweep_generations(*, older_than_minutes: float | None = None) -> int:
-    """Queue again rows still pending after N minutes and running rows whose lease ran out; fail rows at the cap."""
+    """Queue again what lost its message; fail rows at the attempts cap. Beat runs it every few seconds.
+
+    - RUNNING rows whose lease ran out: their worker died (a live one renews the lease while it works).
+    - PENDING rows whose retry was due ``sweep_grace_seconds`` ago: the worker holding that retry died.
+    - PENDING rows whose message waited in the broker ``sweep_minutes``: lost there (Redis flushed, say).
+    """
     conf = collect_settings()
     minutes = conf["sweep_minutes"] if older_than_minutes is None else older_than_minutes
     now = timezone.now()
-    cutoff = now - timedelta(minutes=minutes)
+    overdue = now - timedelta(seconds=conf["sweep_grace_seconds"])
     stale = Generation.objects.filter(
-        Q(status=Generation.Status.PENDING, queued_at__lt=cutoff)
+        Q(status=Generation.Status.PENDING, queued_at__lt=now - timedelta(minutes=minutes))
+        | Q(status=Generation.Status.PENDING, not_before__lt=overdue)
         | Q(status=Generation.Status.RUNNING, lease_expires_at__lt=now)
     )
     for gen in stale.filter(attempts__gte=conf["max_attempts"]):
@@ -143,7 +155,8 @@ def sweep_generations(*, older_than_minutes: float | None = None) -> int:
     requeued = []
     with transaction.atomic():
         for pk, queued_at in stale.filter(attempts__lt=conf["max_attempts"]).values_list("pk", "queued_at"):
-            if Generation.objects.filter(pk=pk, queued_at=queued_at).update(queued_at=now):
+            # The new message waits in the broker: no retry is due at a worker any more.
+            if Generation.objects.filter(pk=pk, queued_at=queued_at).update(queued_at=now, not_before=None):
                 requeued.append(pk)
         queue(requeued)
     if requeued:

@@ -7,8 +7,8 @@ Endpoint shapes follow docs.prolific.com (API reference, Submissions):
 - POST submissions/{id}/request-return/       {"request_return_reasons": [...]}
 Every request carries `Authorization: Token <PROLIFIC_API_TOKEN>` and an explicit timeout.
 
-Errors become two exceptions: `Retryable` (timeouts, connection errors, 429, 5xx; carries the
-server's Retry-After) and `Permanent` (any other 4xx, or no token configured). Short Retry-After
+Errors become two exceptions, classified by moraljudge/http.py as for the LLM providers: `Retryable`
+(timeouts, connection errors, 408/409/425/429, 5xx; carries the server's Retry-After) and `Permanent` (any other 4xx, or no token configured). Short Retry-After
 waits are honoured here, a few times; longer ones are left to the caller (a Celery retry).
 """
 
@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 from django.conf import settings
-from django.utils import timezone
 
-TIMEOUT = httpx.Timeout(20.0, connect=5.0)
+from moraljudge import http
+
+TIMEOUT, CONNECT_TIMEOUT = 20.0, 5.0
 MAX_ATTEMPTS = 3  # one call plus two retries for short Retry-After waits
 MAX_INLINE_WAIT = 10.0  # seconds; a longer Retry-After is the caller's to schedule
 MAX_PAGES = 1000
@@ -56,7 +56,7 @@ class ProlificError(Exception):
 
 
 class Retryable(ProlificError):
-    """Worth trying again later: a timeout, a connection error, 429 or 5xx."""
+    """Worth trying again later: a timeout, a connection error, or a status moraljudge.http calls retryable."""
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs):
         super().__init__(message, **kwargs)
@@ -64,7 +64,7 @@ class Retryable(ProlificError):
 
 
 class Permanent(ProlificError):
-    """Trying again cannot help: a 4xx other than 429, or missing configuration."""
+    """Trying again cannot help: any other 4xx, or missing configuration."""
 
 
 class NotConfigured(Permanent):
@@ -108,26 +108,13 @@ def make_client(*, transport: httpx.BaseTransport | None = None) -> httpx.Client
     base_url = getattr(settings, "PROLIFIC_API_URL", "")
     if not base_url:
         raise NotConfigured("PROLIFIC_API_URL is not set (normally https://api.prolific.com/api/v1/).")
-    return httpx.Client(
+    return http.build_client(
         base_url=base_url.rstrip("/") + "/",
         headers={"Authorization": f"Token {token}", "Accept": "application/json"},
         timeout=TIMEOUT,
+        connect_timeout=CONNECT_TIMEOUT,
         transport=transport,
     )
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, (parsedate_to_datetime(value) - timezone.now()).total_seconds())
-    except (TypeError, ValueError):
-        return None
 
 
 def _detail(response: httpx.Response) -> tuple[str, Any]:
@@ -150,11 +137,11 @@ def _send_once(client: httpx.Client, method: str, url: str, body: dict | None) -
         raise Retryable(f"{what} timed out ({exc.__class__.__name__}).") from exc
     except httpx.TransportError as exc:
         raise Retryable(f"{what} failed to connect: {exc}.") from exc
-    if response.status_code == 429 or response.status_code >= 500:
+    if http.is_failure(response.status_code) and http.is_retryable_status(response.status_code):
         detail, payload = _detail(response)
         raise Retryable(
             f"{what} answered {response.status_code}: {detail}",
-            retry_after=_retry_after(response),
+            retry_after=http.retry_after_seconds(response.headers),
             status_code=response.status_code,
             body=payload,
         )

@@ -2,6 +2,7 @@
 
 import pytest
 
+from llm_collect import limits
 from surveys.models import Question, Study, System, Vignette
 from tests.conftest import QUESTION_KEYS
 from tests.fakes.llm_servers import FakeLLMServer
@@ -13,6 +14,12 @@ FAST = {"requests_per_minute": 60000, "burst": 100, "concurrency": 50}
 def fake():
     with FakeLLMServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def fresh_local_limiter(monkeypatch):
+    """The in-process limiter keeps slots and penalties per key: each test starts with none."""
+    monkeypatch.setattr(limits, "_local", limits.LocalBackend())
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from llm_collect import client
+from llm_collect.providers.anthropic_messages import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS
 from tests.fakes.llm_servers import FakeLLMServer, answer_json
 
 
@@ -61,10 +62,10 @@ def test_anthropic_messages_puts_the_system_prompt_top_level_with_its_headers(fa
     path, headers, body = fake.requests[0]
     assert path == "/v1/messages"
     assert headers["x-api-key"] == "sk-test"
-    assert headers["anthropic-version"] == client.ANTHROPIC_VERSION
+    assert headers["anthropic-version"] == ANTHROPIC_VERSION
     assert body["system"] == "SYSTEM"
     assert body["messages"] == [{"role": "user", "content": "USER"}]
-    assert body["max_tokens"] == client.ANTHROPIC_DEFAULT_MAX_TOKENS
+    assert body["max_tokens"] == DEFAULT_MAX_TOKENS
     assert reply.finish_reason == "end_turn"
     assert reply.model_version.startswith("claude-3-7-sonnet")
     assert json.loads(reply.text)["features"]
@@ -140,14 +141,6 @@ def test_a_missing_key_names_the_variable(monkeypatch):
     t = client.Target(provider="openai", model="gpt-4o")
     with pytest.raises(client.MissingKey, match="OPENAI_API_KEY"):
         ask(t)
-
-
-def test_retry_after_may_be_an_http_date():
-    import httpx
-
-    headers = httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})
-    assert client.retry_after_seconds(headers) == 0.0
-    assert client.retry_after_seconds(httpx.Headers({"retry-after-ms": "1500"})) == 1.5
 
 
 def test_the_fake_answer_is_valid_json():

@@ -5,8 +5,8 @@ import json
 import jsonschema
 import pytest
 
-from llm_collect import client
 from llm_collect.parsing import ParseError, parse_answer
+from llm_collect.providers import gemini_generate, openai_chat
 from surveys.models import Answer
 from surveys.services.answers import FeatureIn, answer_json_schema, gemini_answer_schema
 from surveys.services.shapes import ShapeError
@@ -62,12 +62,12 @@ GEMINI_RESPONSE_SCHEMA = {
 
 def test_the_schema_sent_to_openai_is_the_strict_schema_structured_outputs_accepts():
     assert answer_json_schema() == OPENAI_STRICT_SCHEMA
-    assert client.ANSWER_SCHEMA == OPENAI_STRICT_SCHEMA
+    assert openai_chat.ANSWER_SCHEMA == OPENAI_STRICT_SCHEMA
 
 
 def test_the_schema_sent_to_gemini_is_the_openapi_subset_it_accepts():
     assert gemini_answer_schema() == GEMINI_RESPONSE_SCHEMA
-    assert client.GEMINI_SCHEMA == GEMINI_RESPONSE_SCHEMA
+    assert gemini_generate.GEMINI_SCHEMA == GEMINI_RESPONSE_SCHEMA
 
 
 def test_a_reply_written_to_the_schema_is_a_valid_answer_and_one_that_is_not_is_refused_by_both():

@@ -1,0 +1,67 @@
+"""What every wire format provides: a request to send and a reader for what comes back.
+
+A provider class knows its own JSON only (paths, headers, body, where the text and usage sit); the HTTP call,
+timeouts, error classification and keys are the client's (llm_collect/client.py over moraljudge/http.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from ..client import Target
+
+# Read by this project, never sent to the provider.
+OWN_PARAMETERS = frozenset({"requests_per_minute", "concurrency", "burst", "timeout", "price_per_million"})
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    user: str
+
+
+@dataclass(frozen=True)
+class WireRequest:
+    """One POST: the URL, headers without the key, and the JSON body (stored on the Generation as sent)."""
+
+    url: str
+    headers: dict
+    body: dict
+
+
+@dataclass(frozen=True)
+class ReplyContent:
+    """What the project keeps from a provider's reply body."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0  # billed output, reasoning or thinking tokens included
+    model_version: str = ""
+    finish_reason: str = ""
+
+
+class WireFormat(Protocol):
+    """One provider wire format. Register a new one in providers/__init__.py under its System.Provider value."""
+
+    default_base_url: ClassVar[str]
+    default_key_variable: ClassVar[str]
+    keyless_with_own_base_url: ClassVar[bool]  # a self-hosted server (vLLM, Ollama) needs no key
+
+    def request(self, target: Target, prompt: Prompt) -> WireRequest: ...
+
+    def auth_headers(self, key: str) -> dict: ...
+
+    def read(self, raw: dict) -> ReplyContent:
+        """Text and usage from a 200 body; raises KeyError, TypeError or ValueError on a shape it cannot read."""
+        ...
+
+
+def sent_parameters(target: Target) -> dict:
+    """The System's parameters as the provider should get them (the project's own ones left out)."""
+    return {k: v for k, v in target.parameters.items() if k not in OWN_PARAMETERS}
+
+
+def as_int(value) -> int:
+    return int(value or 0)

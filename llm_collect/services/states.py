@@ -1,0 +1,134 @@
+"""A Generation's states, changed only here.
+
+- ``take`` claims a row for one provider call (PENDING, or RUNNING whose lease ran out → RUNNING with a fresh
+  claim token and a short lease) and counts the attempt.
+- ``keep_alive`` renews that lease (and the provider concurrency place) every few seconds while the worker
+  lives, so a killed worker's row is free again within one lease, not after the longest possible call.
+- ``move`` is every other change of status: it always clears the claim and the lease, appends one entry to the
+  row's history, stamps ``finished_at`` on a final state and ``not_before`` (when the row's next message is due)
+  on PENDING (None when the new message waits in the broker). It is a conditional UPDATE: on the row held with ``token``, or, without one, on rows in
+  ``from_`` states (default: not held by a live worker). It returns whether the row moved.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from django.db import connections
+from django.db.models import F, Q
+from django.utils import timezone
+
+from ..models import Generation
+
+Status = Generation.Status
+FINAL = (Status.DONE, Status.FAILED, Status.INVALID)
+
+
+def take(gen: Generation, *, lease_seconds: float, max_attempts: int) -> str | None:
+    """Claim the row for one call; the claim token, or None if another worker has it, it is done, or at the cap."""
+    now = timezone.now()
+    token = uuid.uuid4().hex
+    claimable = Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+    taken = Generation.objects.filter(claimable, pk=gen.pk, attempts__lt=max_attempts).update(
+        status=Status.RUNNING,
+        claim=token,
+        attempts=F("attempts") + 1,
+        started_at=now,
+        lease_expires_at=now + timedelta(seconds=lease_seconds),
+        not_before=None,
+    )
+    return token if taken else None
+
+
+def held(gen: Generation, token: str):
+    return Generation.objects.filter(pk=gen.pk, status=Status.RUNNING, claim=token)
+
+
+def renew(gen: Generation, token: str, *, lease_seconds: float) -> bool:
+    """Push the lease forward while the claim is still ours; False once it is not."""
+    until = timezone.now() + timedelta(seconds=lease_seconds)
+    return bool(held(gen, token).update(lease_expires_at=until))
+
+
+@contextmanager
+def keep_alive(
+    gen: Generation, token: str, *, lease_seconds: float, also: tuple[Callable[[], None], ...] = ()
+) -> Iterator:
+    """Renew the lease every third of it on a thread of its own until the block ends (or the claim is lost)."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(lease_seconds / 3):
+                if not renew(gen, token, lease_seconds=lease_seconds):
+                    return
+                for renew_more in also:
+                    renew_more()
+        finally:
+            connections.close_all()  # this thread's own connections only
+
+    thread = threading.Thread(target=beat, name=f"lease-{gen.pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def attempt_entry(gen: Generation, outcome: str, *, error: str = "", reply=None) -> dict:
+    entry = {"attempt": gen.attempts, "at": timezone.now().isoformat(), "outcome": outcome}
+    if error:
+        entry["error"] = error[:2000]
+    if reply is not None:
+        entry.update(
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            latency_ms=round(reply.latency * 1000),
+            finish_reason=reply.finish_reason,
+        )
+    return entry
+
+
+def move(
+    gen: Generation,
+    *,
+    to: str,
+    outcome: str,
+    token: str | None = None,
+    from_: tuple[str, ...] | None = None,
+    error: str | None = None,
+    reply=None,
+    not_before: datetime | None = None,
+    **fields,
+) -> bool:
+    """The one writer of a status change after the claim (see the module docstring). ``error=None`` keeps it."""
+    now = timezone.now()
+    if token is not None:
+        rows = held(gen, token)
+    elif from_ is not None:
+        rows = Generation.objects.filter(pk=gen.pk, status__in=from_)
+    else:  # nobody holds it: pending, or running under a lease that ran out
+        rows = Generation.objects.filter(pk=gen.pk).filter(
+            Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+        )
+    entry = attempt_entry(gen, outcome, error=error or "", reply=reply)
+    change = {
+        "status": to,
+        "claim": "",
+        "lease_expires_at": None,
+        "history": [*gen.history, entry],
+        **fields,
+    }
+    if error is not None:
+        change["error"] = error
+    if to in FINAL:
+        change.update(finished_at=now, not_before=None)
+    else:
+        # not_before: when an ETA message a worker holds is due (None: the message waits in the broker).
+        change.update(queued_at=now, not_before=not_before)
+    return bool(rows.update(**change))
