@@ -3,10 +3,16 @@
 import time
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from . import services
 
 MAX_RETRIES = 200  # most retries are only waits for a rate slot; paid calls are capped by Generation.attempts
+# The database or the rate limiter's Redis out of reach for a moment: the task asks again shortly rather than
+# failing, which would leave a queued sample waiting for the sweep's 15-minute rule.
+OUTAGES = (OperationalError, InterfaceError, RedisConnectionError)
+OUTAGE_RETRY_SECONDS = 5
 
 
 # At-least-once: the message is acknowledged only when the task has finished, and given back to the broker if
@@ -22,6 +28,10 @@ def collect(self, generation_id: int) -> str:
                 raise self.retry(exc=exc, countdown=countdown) from exc
             # No broker (the laptop quickstart runs tasks in-process): wait here instead of re-queueing.
             time.sleep(min(exc.delay, 60))
+        except OUTAGES as exc:
+            if self.request.is_eager:
+                raise
+            raise self.retry(exc=exc, countdown=OUTAGE_RETRY_SECONDS) from exc
     return "gave up waiting"
 
 
