@@ -114,6 +114,13 @@ class StudyAdmin(admin.ModelAdmin):
                 ],
             },
         ),
+        (
+            "Answer writing on Prolific (/r/)",
+            {
+                "description": "The answer-writing survey's own completion codes, separate from judging's.",
+                "fields": ["answering_completion_code", "answering_no_consent_code", "answering_full_code"],
+            },
+        ),
         ("LLM instrument", {"classes": ["collapse"], "fields": ["system_prompt", "user_prompt"]}),
         ("History", {"classes": ["collapse"], "fields": ["went_live_at", "closed_at"]}),
     ]

@@ -10,6 +10,7 @@ from ..forms.answering import AnswerForm, ConsentForm
 from ..models import Invitation, Respondent, Study
 from ..services.answering import (
     completion_url,
+    full_url,
     mark_task_started,
     next_task,
     record_consent,
@@ -32,8 +33,9 @@ def _session_key(study: Study) -> str:
     return f"respondent:{study.pk}"
 
 
-def _problem(request, message: str, status: int):
-    return render(request, "surveys/answering/problem.html", {"message": message}, status=status)
+def _problem(request, message: str, status: int, return_url: str | None = None):
+    context = {"message": message, "return_url": return_url}
+    return render(request, "surveys/answering/problem.html", context, status=status)
 
 
 def _respondent(request, slug: str) -> tuple[Study, Respondent | None]:
@@ -56,11 +58,13 @@ def _next_page(request, respondent: Respondent):
     return redirect("surveys:answering-write", slug, task.position)
 
 
-def _enter(request, study: Study, start):
+def _enter(request, study: Study, start, *, from_prolific: bool = False):
     try:
         respondent = start()
     except EntryRefused as exc:
-        return _problem(request, " ".join(exc.messages), ENTRY_REFUSED_STATUS.get(type(exc), 400))
+        # A Prolific writer turned away from a closed study goes back with the "full" code, not empty-handed.
+        back = full_url(study) if from_prolific and isinstance(exc, StudyClosed) else None
+        return _problem(request, " ".join(exc.messages), ENTRY_REFUSED_STATUS.get(type(exc), 400), back)
     request.session[_session_key(study)] = respondent.pk
     return _next_page(request, respondent)
 
@@ -80,6 +84,7 @@ def entry(request, slug):
             prolific_study_id=request.GET.get("STUDY_ID", ""),
             session_id=request.GET.get("SESSION_ID", ""),
         ),
+        from_prolific=True,
     )
 
 
