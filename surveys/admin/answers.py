@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.db.models import BaseConstraint
 
 from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature, Study
-from ..services.answers import MIN_WEIGHT, validate_features
+from ..services.answers import MIN_WEIGHT, check_same_study, validate_features
 from ..services.shapes import ShapeError, describe, sentence
 
 # What each database rule means, for a researcher who breaks it on a form: never the rule's name.
@@ -16,6 +16,11 @@ CONSTRAINTS_IN_WORDS = {
     "answer_sample_positive": "The sample number is a whole number of at least 1.",
     "answer_one_selected_per_cell": "Another answer is already the one judges see for this system and vignette.",
 }
+
+
+def _with_study(part) -> str:
+    # Every study may have a "Lay human" and a "v1": say whose each one is.
+    return f"{part} ({part.study.slug})"
 
 
 class ConstraintsInWords:
@@ -98,7 +103,21 @@ class FeatureInline(admin.TabularInline):
 
 
 class AnswerForm(ConstraintsInWords, forms.ModelForm):  # the admin gives it its model and fields
-    pass
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("system", "vignette"):
+            if name in self.fields:
+                self.fields[name].queryset = self.fields[name].queryset.select_related("study")
+                self.fields[name].label_from_instance = _with_study
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("system") and cleaned.get("vignette"):
+            try:
+                check_same_study(system=cleaned["system"], vignette=cleaned["vignette"])
+            except forms.ValidationError as error:
+                self.add_error("vignette", error)
+        return cleaned
 
 
 @admin.register(Answer)
@@ -110,6 +129,17 @@ class AnswerAdmin(admin.ModelAdmin):
     readonly_fields = ["selected", "selected_by", "selected_at", "created_at"]
     inlines = [FeatureInline]
     list_select_related = ["system", "vignette", "selected_by"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        # The dropdowns offer the answer's own study's systems and vignettes (a new answer: ?study=<id>).
+        form = super().get_form(request, obj, **kwargs)
+        study_id = obj.vignette.study_id if obj else request.GET.get("study")
+        if study_id and str(study_id).isdigit():
+            for name in ("system", "vignette"):
+                if name in form.base_fields:
+                    field = form.base_fields[name]
+                    field.queryset = field.queryset.filter(study_id=study_id)
+        return form
 
     def has_change_permission(self, request, obj=None):
         # Once a study has gone live, judges have seen its answers: they stay as they were.

@@ -2,6 +2,60 @@
 
 from django.db import migrations, models
 
+# An answer's system and vignette belong to one study. A composite foreign key is not Django's;
+# a trigger holds the rule in the database on PostgreSQL and SQLite alike (the services check it first).
+SAME_STUDY_POSTGRESQL = """
+CREATE OR REPLACE FUNCTION surveys_answer_same_study() RETURNS trigger AS $$
+BEGIN
+    IF (SELECT study_id FROM surveys_system WHERE id = NEW.system_id)
+       IS DISTINCT FROM (SELECT study_id FROM surveys_vignette WHERE id = NEW.vignette_id) THEN
+        RAISE EXCEPTION 'answer: system % and vignette % belong to different studies', NEW.system_id, NEW.vignette_id
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE TRIGGER answer_system_and_vignette_same_study
+    BEFORE INSERT OR UPDATE OF system_id, vignette_id ON surveys_answer
+    FOR EACH ROW EXECUTE FUNCTION surveys_answer_same_study();
+"""
+
+SAME_STUDY_SQLITE = [
+    f"""
+CREATE TRIGGER answer_same_study_on_{event.split()[0].lower()}
+    BEFORE {event} ON surveys_answer
+    WHEN (SELECT study_id FROM surveys_system WHERE id = NEW.system_id)
+         IS NOT (SELECT study_id FROM surveys_vignette WHERE id = NEW.vignette_id)
+BEGIN
+    SELECT RAISE(ABORT, 'answer: system and vignette belong to different studies');
+END;
+"""
+    for event in ("INSERT", "UPDATE OF system_id, vignette_id")
+]
+
+DROP_POSTGRESQL = """
+DROP TRIGGER IF EXISTS answer_system_and_vignette_same_study ON surveys_answer;
+DROP FUNCTION IF EXISTS surveys_answer_same_study();
+"""
+DROP_SQLITE = ["DROP TRIGGER IF EXISTS answer_same_study_on_insert", "DROP TRIGGER IF EXISTS answer_same_study_on_update"]
+
+
+def _run(schema_editor, postgresql: str, sqlite: list[str]) -> None:
+    vendor = schema_editor.connection.vendor
+    statements = [postgresql] if vendor == "postgresql" else sqlite if vendor == "sqlite" else []
+    with schema_editor.connection.cursor() as cursor:  # a plain cursor: PL/pgSQL's '%' is not the driver's
+        for statement in statements:
+            cursor.execute(statement)
+
+
+def create_same_study_trigger(apps, schema_editor):
+    _run(schema_editor, SAME_STUDY_POSTGRESQL, SAME_STUDY_SQLITE)
+
+
+def drop_same_study_trigger(apps, schema_editor):
+    _run(schema_editor, DROP_POSTGRESQL, DROP_SQLITE)
+
 
 class Migration(migrations.Migration):
 
@@ -10,6 +64,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(create_same_study_trigger, drop_same_study_trigger),
         migrations.AddField(
             model_name='study',
             name='answering_completion_code',
