@@ -80,4 +80,14 @@ class Migration(migrations.Migration):
             name='answering_no_consent_code',
             field=models.CharField(blank=True, help_text='Answer writing: did not consent.', max_length=32),
         ),
+        migrations.AddField(
+            model_name='invitation',
+            name='browser_key',
+            field=models.CharField(blank=True, editable=False, help_text='Held, signed, in a cookie of the browser it is bound to.', max_length=64),
+        ),
+        migrations.AddField(
+            model_name='invitation',
+            name='revoked_at',
+            field=models.DateTimeField(blank=True, editable=False, null=True),
+        ),
     ]

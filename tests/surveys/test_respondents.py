@@ -338,8 +338,9 @@ def test_an_invitation_admits_an_expert_who_writes_as_the_expert_system(client):
     invitation.refresh_from_db()
     assert invitation.used_at is not None
     client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
-    # Opening the link again in another browser resumes the same respondent: one use only.
-    assert Client().get(url).url == page(study, 1)
+    # Opening the link again resumes the same respondent in this browser; another browser is refused.
+    assert client.get(url).url == page(study, 1)
+    assert Client().get(url).status_code == 403
     done = client.post(page(study, 1), answer_post())
     response = client.get(done.url)
     assert response.status_code == 200 and "Thank you for your answers" in response.content.decode()
