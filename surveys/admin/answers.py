@@ -4,8 +4,9 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BaseConstraint
 
-from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature, Study
+from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature
 from ..services.answers import MIN_WEIGHT, check_same_study, validate_features
+from ..services.freezing import is_frozen
 from ..services.shapes import ShapeError, describe, sentence
 
 # What each database rule means, for a researcher who breaks it on a form: never the rule's name.
@@ -90,7 +91,7 @@ class FeatureInline(admin.TabularInline):
     readonly_fields = ["position"]  # given by the rows' order when saved
 
     def _frozen(self, answer) -> bool:
-        return answer is not None and answer.vignette.study.status != Study.Status.DRAFT
+        return answer is not None and is_frozen(answer.vignette.study)
 
     def has_add_permission(self, request, obj=None):
         return not self._frozen(obj) and super().has_add_permission(request, obj)
@@ -143,11 +144,11 @@ class AnswerAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         # Once a study has gone live, judges have seen its answers: they stay as they were.
-        if obj is not None and obj.vignette.study.status != Study.Status.DRAFT:
+        if obj is not None and is_frozen(obj.vignette.study):
             return False
         return super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request, obj=None):
-        if obj is not None and obj.vignette.study.status != Study.Status.DRAFT:
+        if obj is not None and is_frozen(obj.vignette.study):
             return False
         return super().has_delete_permission(request, obj)

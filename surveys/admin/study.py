@@ -257,6 +257,7 @@ class StudyAdmin(admin.ModelAdmin):
             except ValidationError as exc:
                 self.message_user(request, " ".join(exc.messages), messages.ERROR)
             else:
+                self.log_change(request, study, f"Study {done}.")  # who and when, in the study's history
                 self.message_user(request, f"Study '{study.slug}' {done}.", messages.SUCCESS)
 
     def get_urls(self):
