@@ -252,6 +252,8 @@ PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
 PROLIFIC_COMPLETION_URL = os.environ.get("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
+# Expert invitations (/r/<slug>/invite/<token>/) cannot be opened this many days after they were issued; 0: never expire.
+INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30)
 # Prolific: apply submission statuses from the submissions list, in case a webhook was missed.
 CELERY_BEAT_SCHEDULE["prolific-reconcile-live-studies"] = {
     "task": "surveys.prolific.tasks.reconcile_live_studies",

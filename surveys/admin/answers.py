@@ -4,8 +4,9 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BaseConstraint
 
-from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature, Study
-from ..services.answers import MIN_WEIGHT, validate_features
+from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature
+from ..services.answers import MIN_WEIGHT, check_same_study, validate_features
+from ..services.freezing import is_frozen
 from ..services.shapes import ShapeError, describe, sentence
 
 # What each database rule means, for a researcher who breaks it on a form: never the rule's name.
@@ -16,6 +17,11 @@ CONSTRAINTS_IN_WORDS = {
     "answer_sample_positive": "The sample number is a whole number of at least 1.",
     "answer_one_selected_per_cell": "Another answer is already the one judges see for this system and vignette.",
 }
+
+
+def _with_study(part) -> str:
+    # Every study may have a "Lay human" and a "v1": say whose each one is.
+    return f"{part} ({part.study.slug})"
 
 
 class ConstraintsInWords:
@@ -85,7 +91,7 @@ class FeatureInline(admin.TabularInline):
     readonly_fields = ["position"]  # given by the rows' order when saved
 
     def _frozen(self, answer) -> bool:
-        return answer is not None and answer.vignette.study.status != Study.Status.DRAFT
+        return answer is not None and is_frozen(answer.vignette.study)
 
     def has_add_permission(self, request, obj=None):
         return not self._frozen(obj) and super().has_add_permission(request, obj)
@@ -98,7 +104,21 @@ class FeatureInline(admin.TabularInline):
 
 
 class AnswerForm(ConstraintsInWords, forms.ModelForm):  # the admin gives it its model and fields
-    pass
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("system", "vignette"):
+            if name in self.fields:
+                self.fields[name].queryset = self.fields[name].queryset.select_related("study")
+                self.fields[name].label_from_instance = _with_study
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("system") and cleaned.get("vignette"):
+            try:
+                check_same_study(system=cleaned["system"], vignette=cleaned["vignette"])
+            except forms.ValidationError as error:
+                self.add_error("vignette", error)
+        return cleaned
 
 
 @admin.register(Answer)
@@ -111,13 +131,24 @@ class AnswerAdmin(admin.ModelAdmin):
     inlines = [FeatureInline]
     list_select_related = ["system", "vignette", "selected_by"]
 
+    def get_form(self, request, obj=None, **kwargs):
+        # The dropdowns offer the answer's own study's systems and vignettes (a new answer: ?study=<id>).
+        form = super().get_form(request, obj, **kwargs)
+        study_id = obj.vignette.study_id if obj else request.GET.get("study")
+        if study_id and str(study_id).isdigit():
+            for name in ("system", "vignette"):
+                if name in form.base_fields:
+                    field = form.base_fields[name]
+                    field.queryset = field.queryset.filter(study_id=study_id)
+        return form
+
     def has_change_permission(self, request, obj=None):
         # Once a study has gone live, judges have seen its answers: they stay as they were.
-        if obj is not None and obj.vignette.study.status != Study.Status.DRAFT:
+        if obj is not None and is_frozen(obj.vignette.study):
             return False
         return super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request, obj=None):
-        if obj is not None and obj.vignette.study.status != Study.Status.DRAFT:
+        if obj is not None and is_frozen(obj.vignette.study):
             return False
         return super().has_delete_permission(request, obj)

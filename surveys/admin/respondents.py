@@ -1,13 +1,14 @@
 """The answer-writing survey: invitations for experts, and the respondents with their pages."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html
 
 from ..models import Invitation, Respondent, RespondentTask, Study, System
 from ..services.answering import invitation_errors
+from ..services.invitations import reissue_invitation, revoke_invitation, state
 
 
 class InvitationForm(forms.ModelForm):
@@ -45,6 +46,7 @@ class InvitationAdmin(admin.ModelAdmin):
     list_filter = ["study", "used_at"]
     search_fields = ["label", "token"]
     list_select_related = ["study", "system", "created_by"]
+    actions = ["revoke", "revoke_and_reissue"]
 
     @staticmethod
     def _link_column(request):
@@ -73,9 +75,23 @@ class InvitationAdmin(admin.ModelAdmin):
 
     @admin.display(description="Used?")
     def used(self, invitation: Invitation) -> str:
-        if invitation.used_at is None:
-            return "Not yet"
-        return f"Opened {invitation.used_at:%Y-%m-%d %H:%M}"
+        return state(invitation)
+
+    @admin.action(description="Revoke (the link stops working, also in the browser that opened it)")
+    def revoke(self, request, queryset):
+        for invitation in queryset:
+            revoke_invitation(invitation=invitation)
+        self.message_user(request, f"Revoked {len(queryset)} invitation(s).", messages.SUCCESS)
+
+    @admin.action(description="Revoke and reissue (a new link; the expert's pages so far move to it)")
+    def revoke_and_reissue(self, request, queryset):
+        for invitation in queryset.filter(revoked_at__isnull=True):
+            fresh = reissue_invitation(invitation=invitation, created_by=request.user)
+            self.message_user(
+                request,
+                format_html('Reissued "{}": send the new link {}', fresh, _invitation_link(request, fresh)),
+                messages.SUCCESS,
+            )
 
     def save_model(self, request, obj, form, change):
         if not change:

@@ -11,23 +11,32 @@ from django.utils.html import format_html
 from ..models import Answer, Question, Study, System, Vignette
 from ..prolific import POLICY_HELP, ProlificError, reconcile_study, review_submissions
 from ..services.answers import select_answer
+from ..services.freezing import (
+    FROZEN_STUDY_FIELDS,
+    StudyFrozen,
+    check_editable,
+    copy_as_draft,
+    frozen_reason,
+    is_frozen,
+)
 from ..services.lifecycle import close_study, go_live, launch_warnings, missing_for_live
+from .frozen import FrozenWhenLive, attempted_frozen_edits
 
 
-class QuestionInline(admin.TabularInline):
+class QuestionInline(FrozenWhenLive, admin.TabularInline):
     model = Question
     extra = 0
     fields = ["position", "key", "text"]
 
 
-class VignetteInline(admin.StackedInline):
+class VignetteInline(FrozenWhenLive, admin.StackedInline):
     model = Vignette
     extra = 0
     fields = [("position", "key", "character"), "source", "text"]
     show_change_link = True
 
 
-class SystemInline(admin.TabularInline):
+class SystemInline(FrozenWhenLive, admin.TabularInline):
     model = System
     extra = 0
     fields = ["position", "key", "label", "kind", "provider", "model", "base_url", "api_key_env", "parameters"]
@@ -80,7 +89,7 @@ class StudyAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link"]
     inlines = [QuestionInline, VignetteInline, SystemInline]
-    actions = ["make_live", "make_closed", "review_on_prolific", "reconcile_with_prolific"]
+    actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
         (
@@ -114,9 +123,53 @@ class StudyAdmin(admin.ModelAdmin):
                 ],
             },
         ),
+        (
+            "Answer writing on Prolific (/r/)",
+            {
+                "description": "The answer-writing survey's own completion codes, separate from judging's.",
+                "fields": ["answering_completion_code", "answering_no_consent_code", "answering_full_code"],
+            },
+        ),
         ("LLM instrument", {"classes": ["collapse"], "fields": ["system_prompt", "user_prompt"]}),
         ("History", {"classes": ["collapse"], "fields": ["went_live_at", "closed_at"]}),
     ]
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        return readonly + [name for name in FROZEN_STUDY_FIELDS if name not in readonly] if is_frozen(obj) else readonly
+
+    def get_prepopulated_fields(self, request, obj=None):
+        return {} if is_frozen(obj) else super().get_prepopulated_fields(request, obj)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        study = self.get_object(request, object_id)
+        if is_frozen(study) and request.method == "POST":
+            try:
+                check_editable(study, attempted_frozen_edits(request, study, self.inlines))
+            except StudyFrozen as exc:  # refused whole, with the reason: nothing of this POST is saved
+                self.message_user(request, " ".join(exc.messages), messages.ERROR)
+                return redirect(request.path)
+        if is_frozen(study) and request.method == "GET":  # say why the fields are read-only
+            self.message_user(request, frozen_reason(study), messages.WARNING)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        if change:  # the read-only fields are not on the form; this refuses anything that slips past
+            check_editable(Study.objects.get(pk=obj.pk), form.changed_data)
+        super().save_model(request, obj, form, change)
+
+    def construct_change_message(self, request, form, formsets, add=False):
+        # The change history (who, when: Django's LogEntry) also says what each changed field was before.
+        message = super().construct_change_message(request, form, formsets, add)
+        if add or not form.changed_data:
+            return message
+        fields = [
+            f"{form.fields[name].label or name} ({form.initial.get(name)!r} → {form.cleaned_data.get(name)!r})"
+            for name in form.changed_data
+        ]
+        return [{"changed": {"fields": fields}}] + [
+            item for item in message if "changed" not in item or item["changed"].get("object")
+        ]
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
@@ -157,6 +210,18 @@ class StudyAdmin(admin.ModelAdmin):
     def make_closed(self, request, queryset):
         self._change_status(request, queryset, close_study, "is closed")
 
+    @admin.action(description="Copy as a new draft (questions, vignettes, systems, answers)", permissions=["add"])
+    def copy_as_new_draft(self, request, queryset):
+        for study in queryset:
+            copy = copy_as_draft(study=study)
+            self.log_addition(request, copy, [{"added": {}}])
+            link = reverse("admin:surveys_study_change", args=[copy.pk])
+            self.message_user(
+                request,
+                format_html("Study '{}' copied as the draft <a href=\"{}\">{}</a>.", study.slug, link, copy.slug),
+                messages.SUCCESS,
+            )
+
     @admin.action(
         description="Review submissions on Prolific (approve valid, handle invalid by policy)",
         permissions=["change"],
@@ -192,6 +257,7 @@ class StudyAdmin(admin.ModelAdmin):
             except ValidationError as exc:
                 self.message_user(request, " ".join(exc.messages), messages.ERROR)
             else:
+                self.log_change(request, study, f"Study {done}.")  # who and when, in the study's history
                 self.message_user(request, f"Study '{study.slug}' {done}.", messages.SUCCESS)
 
     def get_urls(self):

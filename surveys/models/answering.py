@@ -19,7 +19,9 @@ class Invitation(models.Model):
     """A one-person link for an expert who is not on Prolific: /r/<slug>/invite/<token>/.
 
     One invitation admits one respondent (a unique constraint on Respondent.invitation); opening it
-    again resumes that respondent's answers.
+    again resumes that respondent's answers, in the browser that opened it first only (a signed
+    cookie holding `browser_key`). It can be revoked, and expires (settings.INVITATION_MAX_AGE_DAYS);
+    surveys/services/invitations.py has the rules.
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
@@ -37,6 +39,10 @@ class Invitation(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     used_at = models.DateTimeField(null=True, blank=True, help_text="When the link was first opened.")
+    browser_key = models.CharField(
+        max_length=64, blank=True, editable=False, help_text="Held, signed, in a cookie of the browser it is bound to."
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["study_id", "-created_at"]

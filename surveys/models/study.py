@@ -84,6 +84,18 @@ class Study(models.Model):
     screened_out_code = models.CharField(
         max_length=32, blank=True, help_text="Study full or screened out: never a reason to reject."
     )
+    # The answer-writing survey (/r/) ends with its own codes: a Prolific study of writers is not one of judges.
+    answering_completion_code = models.CharField(
+        max_length=32, blank=True, help_text="Answer writing: all pages written."
+    )
+    answering_no_consent_code = models.CharField(
+        max_length=32, blank=True, help_text="Answer writing: did not consent."
+    )
+    answering_full_code = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="Answer writing: the study takes no more writers (closed). Never a reason to reject.",
+    )
     invalid_policy = models.CharField(max_length=16, choices=InvalidPolicy.choices, default=InvalidPolicy.ASK_RETURN)
     estimated_minutes = models.PositiveSmallIntegerField(
         default=20,

@@ -223,12 +223,17 @@ def submit_answer(
 
 
 def completion_url(respondent: Respondent) -> str | None:
-    """Where a finished Prolific respondent goes: Prolific's completion page with the study's code."""
+    """Where a finished Prolific respondent goes: Prolific's completion page with answer writing's own code."""
     if not respondent.prolific_pid:
         return None
     code = (
-        respondent.study.no_consent_code
+        respondent.study.answering_no_consent_code
         if respondent.status == Respondent.Status.NO_CONSENT
-        else respondent.study.completion_code
+        else respondent.study.answering_completion_code
     )
     return prolific_return_url(code) or None
+
+
+def full_url(study: Study) -> str | None:
+    """Where a Prolific writer who cannot start (the study takes no more writers) goes, with its code."""
+    return prolific_return_url(study.answering_full_code) or None

@@ -137,6 +137,17 @@ def _provider_schema(schema: dict, *, gemini: bool, definitions: dict | None = N
     return out
 
 
+SAME_STUDY = (
+    "The system and the vignette belong to different studies: an answer's system and vignette must be one study's."
+)
+
+
+def check_same_study(*, system: System, vignette: Vignette) -> None:
+    """An answer's system and vignette belong to one study (every writer asks; the database guards it too)."""
+    if system.study_id != vignette.study_id:
+        raise ValidationError(SAME_STUDY)
+
+
 @transaction.atomic
 def create_answer(
     *,
@@ -150,8 +161,7 @@ def create_answer(
     origin: str = Answer.Origin.ADMIN,
     selected: bool = False,
 ) -> Answer:
-    if system.study_id != vignette.study_id:
-        raise ValidationError("The system and the vignette belong to different studies.")
+    check_same_study(system=system, vignette=vignette)
     errors = feature_errors(features)
     if errors:
         raise ValidationError(errors)

@@ -1,5 +1,6 @@
 """The answer-writing survey's pages for lay respondents (Prolific) and invited experts."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
@@ -10,17 +11,26 @@ from ..forms.answering import AnswerForm, ConsentForm
 from ..models import Invitation, Respondent, Study
 from ..services.answering import (
     completion_url,
+    full_url,
     mark_task_started,
     next_task,
     record_consent,
-    start_invited_respondent,
     start_prolific_respondent,
     submit_answer,
 )
 from ..services.errors import EntryRefused, NotOffered, StudyClosed
+from ..services.invitations import (
+    COOKIE_SALT,
+    InvitationInUse,
+    InvitationWithdrawn,
+    browser_may_continue,
+    cookie_name,
+    open_invitation,
+)
 
-# The HTTP status of each refusal: a closed study is gone for good, a survey not offered is not found.
-ENTRY_REFUSED_STATUS = {StudyClosed: 410, NotOffered: 404}
+# The HTTP status of each refusal: a closed study is gone for good, a survey not offered is not found,
+# an invitation held by another browser (or withdrawn) is forbidden here.
+ENTRY_REFUSED_STATUS = {StudyClosed: 410, NotOffered: 404, InvitationInUse: 403, InvitationWithdrawn: 403}
 
 SESSION_LOST = (
     "We could not find your answers in this browser. Please open the study again from its link "
@@ -32,15 +42,31 @@ def _session_key(study: Study) -> str:
     return f"respondent:{study.pk}"
 
 
-def _problem(request, message: str, status: int):
-    return render(request, "surveys/answering/problem.html", {"message": message}, status=status)
+def _problem(request, message: str, status: int, return_url: str | None = None):
+    context = {"message": message, "return_url": return_url}
+    return render(request, "surveys/answering/problem.html", context, status=status)
+
+
+def _browser_key(request, invitation: Invitation) -> str | None:
+    return request.get_signed_cookie(cookie_name(invitation), default=None, salt=COOKIE_SALT)
 
 
 def _respondent(request, slug: str) -> tuple[Study, Respondent | None]:
+    """The respondent this browser is writing as, if any (an invited expert's only in the invitation's browser)."""
     study = get_object_or_404(Study, slug=slug)
     respondent_id = request.session.get(_session_key(study))
-    respondent = Respondent.objects.filter(pk=respondent_id, study=study).select_related("study").first()
+    respondent = Respondent.objects.filter(pk=respondent_id, study=study).select_related("study", "invitation").first()
+    if respondent and respondent.invitation_id:
+        refusal = browser_may_continue(respondent, _browser_key(request, respondent.invitation))
+        if refusal:
+            request.refusal = refusal
+            return study, None
     return study, respondent
+
+
+def _lost(request):
+    """The page for a browser that has no respondent here (or may not write as the one it had)."""
+    return _problem(request, getattr(request, "refusal", SESSION_LOST), 403)
 
 
 def _next_page(request, respondent: Respondent):
@@ -56,11 +82,13 @@ def _next_page(request, respondent: Respondent):
     return redirect("surveys:answering-write", slug, task.position)
 
 
-def _enter(request, study: Study, start):
+def _enter(request, study: Study, start, *, from_prolific: bool = False):
     try:
         respondent = start()
     except EntryRefused as exc:
-        return _problem(request, " ".join(exc.messages), ENTRY_REFUSED_STATUS.get(type(exc), 400))
+        # A Prolific writer turned away from a closed study goes back with the "full" code, not empty-handed.
+        back = full_url(study) if from_prolific and isinstance(exc, StudyClosed) else None
+        return _problem(request, " ".join(exc.messages), ENTRY_REFUSED_STATUS.get(type(exc), 400), back)
     request.session[_session_key(study)] = respondent.pk
     return _next_page(request, respondent)
 
@@ -80,21 +108,41 @@ def entry(request, slug):
             prolific_study_id=request.GET.get("STUDY_ID", ""),
             session_id=request.GET.get("SESSION_ID", ""),
         ),
+        from_prolific=True,
     )
 
 
 @require_http_methods(["GET"])
 def invitation_entry(request, slug, token):
-    """/r/<slug>/invite/<token>/: an expert's invitation, used up on first opening, resumable after."""
+    """/r/<slug>/invite/<token>/: an expert's invitation, bound to the first browser, resumable there."""
     invitation = get_object_or_404(Invitation.objects.select_related("study", "system"), study__slug=slug, token=token)
-    return _enter(request, invitation.study, lambda: start_invited_respondent(invitation=invitation))
+    opened = {}
+
+    def start():
+        respondent, opened["key"] = open_invitation(
+            invitation=invitation, browser_key=_browser_key(request, invitation)
+        )
+        return respondent
+
+    response = _enter(request, invitation.study, start)
+    if "key" in opened:
+        response.set_signed_cookie(
+            cookie_name(invitation),
+            opened["key"],
+            salt=COOKIE_SALT,
+            max_age=60 * 60 * 24 * 366,
+            httponly=True,
+            samesite="Lax",
+            secure=settings.SESSION_COOKIE_SECURE,
+        )
+    return response
 
 
 @require_http_methods(["GET", "POST"])
 def consent(request, slug):
     study, respondent = _respondent(request, slug)
     if respondent is None:
-        return _problem(request, SESSION_LOST, 403)
+        return _lost(request)
     if respondent.status != Respondent.Status.STARTED:
         return _next_page(request, respondent)
     form = ConsentForm(request.POST if request.method == "POST" else None)
@@ -112,7 +160,7 @@ def consent(request, slug):
 def write(request, slug, position):
     study, respondent = _respondent(request, slug)
     if respondent is None:
-        return _problem(request, SESSION_LOST, 403)
+        return _lost(request)
     task = get_object_or_404(respondent.tasks.select_related("vignette"), position=position)
     if task.submitted_at is not None:
         messages.info(request, f"Your answer on page {position} is saved; it cannot be changed any more.")
@@ -142,7 +190,7 @@ def write(request, slug, position):
 def done(request, slug):
     study, respondent = _respondent(request, slug)
     if respondent is None:
-        return _problem(request, SESSION_LOST, 403)
+        return _lost(request)
     if respondent.status not in (Respondent.Status.COMPLETED, Respondent.Status.NO_CONSENT):
         return _next_page(request, respondent)
     url = completion_url(respondent)

@@ -44,7 +44,7 @@ def write_page(page, *, weights: list[int], check_live_total: bool):
 def test_a_prolific_respondent_writes_m_answers_with_the_live_weight_check_and_returns_with_the_code(
     live_server, chromium_browser
 ):
-    study = answering_study(m=2, completion_code="C0DE42")
+    study = answering_study(m=2, completion_code="JUDGED", answering_completion_code="C0DE42")
     context = chromium_browser.new_context()
     page = context.new_page()
     seen = stub_prolific(page)

@@ -67,3 +67,64 @@ def test_a_broken_database_rule_is_a_form_error_in_words_not_a_constraint_name(c
     assert "Constraint" not in page and "feature_weight_0_100" not in page and "answer_sample_positive" not in page
     answer.refresh_from_db()
     assert answer.sample == 1 and _features(answer) == [(1, "honesty", 60), (2, "harm", 40)]
+
+
+# An answer's system and vignette belong to its study (issue 9, item 7)
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("researcher")
+def test_the_admin_refuses_an_answer_whose_system_and_vignette_belong_to_different_studies(client, study):
+    from tests.conftest import make_study
+
+    other = make_study(slug="other")
+    url = reverse("admin:surveys_answer_add")
+    fields = _FormFields()
+    fields.feed(client.get(url).content.decode())
+    data = {name: value for name, value in fields.data.items() if name != "csrfmiddlewaretoken"}
+    system, foreign_vignette = study.systems.get(key="alpha"), other.vignettes.get(key="v1")
+    data.update({"system": system.pk, "vignette": foreign_vignette.pk, "sample": "2", "action": "Act."})
+    data["origin"] = "admin"
+    _add_rows(data, [("fairness", "100")])
+    response = client.post(url, data)
+    assert response.status_code == 200
+    assert "belong to different studies" in response.content.decode()
+    assert not Answer.objects.filter(system=system, vignette=foreign_vignette).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("researcher")
+def test_the_answer_admins_dropdowns_name_the_study_and_offer_only_its_own_parts(client, study):
+    from tests.conftest import make_study
+
+    make_study(slug="other")
+    html = client.get(reverse("admin:surveys_answer_add")).content.decode()
+    assert "Alpha (s1)" in html and "Alpha (other)" in html and "v1 (s1)" in html and "v1 (other)" in html
+    answer = Answer.objects.filter(vignette__study=study).first()
+    html = client.get(reverse("admin:surveys_answer_change", args=[answer.pk])).content.decode()
+    assert "Alpha (s1)" in html and "v2 (s1)" in html
+    assert "(other)" not in html
+    html = client.get(reverse("admin:surveys_answer_add") + f"?study={study.pk}").content.decode()
+    assert "v1 (s1)" in html and "(other)" not in html
+
+
+@pytest.mark.django_db
+def test_the_service_and_the_database_refuse_a_cross_study_answer(study):
+    from django.core.exceptions import ValidationError
+    from django.db import IntegrityError, transaction
+
+    from surveys.services.answers import FeatureIn, create_answer
+    from tests.conftest import make_study
+
+    other = make_study(slug="other")
+    system, foreign_vignette = study.systems.get(key="alpha"), other.vignettes.get(key="v1")
+    with pytest.raises(ValidationError, match="different studies"):
+        create_answer(
+            system=system, vignette=foreign_vignette, features=[FeatureIn(feature="x", weight=100)], action="A"
+        )
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Answer.objects.create(system=system, vignette=foreign_vignette, sample=9)
+    answer = Answer.objects.filter(system=system).first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Answer.objects.filter(pk=answer.pk).update(vignette=foreign_vignette)
+    assert not Answer.objects.filter(system=system, vignette=foreign_vignette).exists()

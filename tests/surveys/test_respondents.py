@@ -191,8 +191,28 @@ def test_a_closed_study_takes_no_new_respondents():
 
 
 @pytest.mark.django_db
-def test_the_way_through_ends_at_prolific_with_the_completion_code(client):
-    study = answering_study(m=2, completion_code="C1A2B3")
+def test_a_closed_study_sends_a_prolific_writer_back_with_the_answer_writing_full_code(client):
+    study = answering_study(screened_out_code="JUDGEFULL", answering_full_code="WFULL")
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    response = client.get(entry(study))
+    assert response.status_code == 410
+    assert 'href="https://app.prolific.com/submissions/complete?cc=WFULL"' in response.content.decode()
+    assert not Respondent.objects.exists()
+
+
+@pytest.mark.django_db
+def test_without_answer_writing_codes_a_writer_is_not_given_the_judging_code(client):
+    study = answering_study(m=1, completion_code="JUDGED")
+    client.get(entry(study))
+    client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
+    client.post(page(study, 1), answer_post())
+    response = client.get(reverse("surveys:answering-done", args=[study.slug]))
+    assert response.status_code == 200 and "JUDGED" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_way_through_ends_at_prolific_with_answer_writings_own_completion_code(client):
+    study = answering_study(m=2, completion_code="JUDGED", answering_completion_code="C1A2B3")
     response = client.get(entry(study))
     assert response.status_code == 302 and response.url == reverse("surveys:answering-consent", args=[study.slug])
     response = client.post(response.url, {"agree": "yes"})
@@ -318,8 +338,9 @@ def test_an_invitation_admits_an_expert_who_writes_as_the_expert_system(client):
     invitation.refresh_from_db()
     assert invitation.used_at is not None
     client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
-    # Opening the link again in another browser resumes the same respondent: one use only.
-    assert Client().get(url).url == page(study, 1)
+    # Opening the link again resumes the same respondent in this browser; another browser is refused.
+    assert client.get(url).url == page(study, 1)
+    assert Client().get(url).status_code == 403
     done = client.post(page(study, 1), answer_post())
     response = client.get(done.url)
     assert response.status_code == 200 and "Thank you for your answers" in response.content.decode()
@@ -340,8 +361,8 @@ def test_an_invalid_or_foreign_invitation_token_is_404(client):
 
 
 @pytest.mark.django_db
-def test_declining_consent_ends_the_survey_with_the_no_consent_code(client):
-    study = answering_study(no_consent_code="NOC0DE")
+def test_declining_consent_ends_the_survey_with_answer_writings_no_consent_code(client):
+    study = answering_study(no_consent_code="JUDGENOC", answering_no_consent_code="NOC0DE")
     client.get(entry(study))
     response = client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "no"})
     response = client.get(response.url)

@@ -131,7 +131,9 @@ def test_reimporting_a_draft_updates_it_in_place_by_key():
 @pytest.mark.django_db
 def test_reimporting_a_live_study_is_refused():
     import_study(demo_data())
-    with pytest.raises(StudyFileError, match="exists and is live"):
+    with pytest.raises(
+        StudyFileError, match="is live: its questions, vignettes, systems, answers, design and instrument are frozen"
+    ):
         import_study(demo_data())
 
 

@@ -136,6 +136,9 @@ class ProlificSettings(FileObject):
     failed_attention_code: Text = None
     no_consent_code: Text = None
     screened_out_code: Text = None
+    answering_completion_code: Text = None
+    answering_no_consent_code: Text = None
+    answering_full_code: Text = None
     invalid_policy: Text = None
     estimated_minutes: Count = None
 

@@ -9,6 +9,7 @@ from surveys.models import Answer, Question, Study, System, Vignette
 
 from ...services.lifecycle import close_study, go_live
 from ..answers import replace_features
+from ..freezing import StudyFrozen, check_editable
 from .format import AnswerEntry, FileObject
 from .reading import StudyFileError, read_study_file
 
@@ -18,10 +19,12 @@ def import_study(data: Any) -> Study:
     """Create or update the study a file describes; StudyFileError names every problem and writes nothing."""
     study_file = read_study_file(data)
     study = Study.objects.filter(slug=study_file.slug).first()
-    if study and study.status != Study.Status.DRAFT:
-        raise StudyFileError(
-            [f"study.slug: study '{study.slug}' exists and is {study.status}; only a draft study can be re-imported"]
-        )
+    try:
+        if study:
+            check_editable(study)  # a re-import rewrites questions, vignettes, systems, answers and design
+    except StudyFrozen as exc:
+        reason = " ".join(exc.messages).split(" Refused:")[0]
+        raise StudyFileError([f"study.slug: {reason} Only a draft study can be re-imported."]) from None
     study = study or Study(slug=study_file.slug)
     study.name = study_file.name
     if "description" in study_file.model_fields_set:
