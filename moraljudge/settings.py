@@ -204,6 +204,9 @@ CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "600"))
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# On Redis, a worker takes a message only when a process is free to run it: a killed worker then holds no
+# message it had not started, which would otherwise wait out the visibility timeout below.
+CELERY_WORKER_DISABLE_PREFETCH = True
 # Redis gives an unacknowledged message to another worker after this many seconds. It must outlast the longest
 # task (the hard time limit) and the longest retry countdown (LLM_COLLECT["max_countdown_seconds"]), or a
 # running or waiting task would be handed out a second time. A killed worker's LLM calls do not wait for it:

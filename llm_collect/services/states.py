@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,6 +24,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from ..models import Generation
+
+logger = logging.getLogger(__name__)
 
 Status = Generation.Status
 FINAL = (Status.DONE, Status.FAILED, Status.INVALID)
@@ -64,10 +67,16 @@ def keep_alive(
     def beat() -> None:
         try:
             while not stop.wait(lease_seconds / 3):
-                if not renew(gen, token, lease_seconds=lease_seconds):
-                    return
-                for renew_more in also:
-                    renew_more()
+                try:
+                    if not renew(gen, token, lease_seconds=lease_seconds):
+                        return
+                    for renew_more in also:
+                        renew_more()
+                except Exception:
+                    # The database or Redis out of reach for a moment: beat again a third of a lease later, while
+                    # the lease still holds, rather than let it lapse under a paid call in flight.
+                    logger.warning("could not renew the lease of generation %s; trying again", gen.pk, exc_info=True)
+                    connections.close_all()
         finally:
             connections.close_all()  # this thread's own connections only
 

@@ -170,3 +170,61 @@ def wait_for_value(read, timeout=20.0):
             pytest.fail("the value never came")
         time.sleep(0.05)
     return value
+
+
+class OwnRedis:
+    """A redis-server of the test's own on a free port, so that stopping it touches no other user of Redis."""
+
+    def __enter__(self):
+        import socket
+        import subprocess
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        limits.redis_client.cache_clear()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                limits.redis_client(self.url).ping()
+                return self
+            except Exception:
+                time.sleep(0.05)
+        pytest.fail("redis-server did not start")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+    def __exit__(self, *exc):
+        if self.process.poll() is None:
+            self.stop()
+        limits.redis_client.cache_clear()
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_reply_paid_for_is_stored_when_redis_goes_away_during_the_call(settings):
+    """Redis down as a call is in flight: the concurrency place cannot be given back, but the answer is kept,
+    the lease is settled, and nothing is asked of the provider a second time."""
+    released = threading.Event()
+    with OwnRedis() as redis_server, FakeLLMServer(script=[{"hold": released}]) as server:
+        settings.REDIS_URL = redis_server.url
+        gen = one_generation(server.url)
+        outcome = {}
+        worker = threading.Thread(target=lambda: outcome.update(result=step(gen)))
+        worker.start()
+        deadline = time.monotonic() + 20
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.requests, "the call never reached the provider"
+        redis_server.stop()
+        released.set()
+        worker.join(timeout=30)
+    assert outcome == {"result": "done"}
+    settled(gen, status="done")
+    assert len(server.requests) == 1
+    assert Answer.objects.filter(system=gen.system, vignette=gen.vignette).count() == 1
