@@ -62,12 +62,34 @@ def hashed_participant(prolific_pid: str) -> str:
     return hmac.new(settings.SECRET_KEY.encode(), prolific_pid.encode(), hashlib.sha256).hexdigest()[:16]
 
 
+# A cell starting with one of these is run as a formula by Excel, LibreOffice or Google Sheets (OWASP,
+# "CSV Injection"): a participant's "=cmd|' /C calc'!A0" typed as their religion must arrive as text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """What one CSV cell holds: None is empty, a string that a spreadsheet would run gets a leading '.
+
+    Only strings are escaped, so numbers (negative estimates) stay numbers in the file. A carriage
+    return inside a string becomes a newline: the csv module (lines end in \\n here) would leave it
+    unquoted, and readers would split the row there.
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(FORMULA_STARTS):
+        value = "'" + value
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def to_csv(columns: list[str], rows) -> str:
+    """Every CSV export is written here, so every cell passes through `csv_cell`."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
+        writer.writerow({key: csv_cell(row.get(key)) for key in columns})
     return out.getvalue()
 
 
