@@ -96,6 +96,8 @@ class AnalysisRunOut(serializers.ModelSerializer):
         ]
 
 
-class QueuedOut(serializers.Serializer):
-    queued = serializers.BooleanField()
+class RefitOut(serializers.Serializer):
+    queued = serializers.BooleanField(help_text="True: a worker will refit. False: no broker, it ran in the request.")
     study = serializers.CharField()
+    run = serializers.IntegerField(allow_null=True, help_text="The stored run's id, when it ran at once.")
+    detail = serializers.CharField(help_text="What happened, in a sentence for the researcher.")

@@ -12,7 +12,7 @@ from surveys.models import Study
 from . import exports, plots
 from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
-from .services import plan_power, queue_refit, study_progress
+from .services import RefitOutcome, plan_power, request_refit, study_progress
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -63,8 +63,9 @@ def study_dashboard(request, slug):
 @require_POST
 def refit(request, slug):
     study = get_object_or_404(Study, slug=slug)
-    queue_refit(study=study, requested_by=request.user)
-    messages.success(request, f"A refit of '{study.name}' was queued; the page shows it once it has finished.")
+    asked = request_refit(study=study, requested_by=request.user)
+    level = messages.ERROR if asked.outcome == RefitOutcome.UNREACHABLE else messages.SUCCESS
+    messages.add_message(request, level, asked.message)
     return redirect("analysis:study", slug=study.slug)
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+from dataclasses import dataclass
 from datetime import timedelta
-from functools import partial
+from enum import StrEnum
 
+import kombu.exceptions
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
 
 from surveys.models import Study
@@ -112,9 +113,51 @@ def refit_live_studies(*, trigger: str = AnalysisRun.Trigger.NIGHTLY) -> list[An
     return [refit_study(study=study, trigger=trigger) for study in Study.objects.filter(status=Study.Status.LIVE)]
 
 
-def queue_refit(*, study: Study, requested_by=None) -> None:
-    """Ask a worker to refit the study once the current transaction commits."""
-    from .. import tasks  # tasks import this module
+class RefitOutcome(StrEnum):
+    QUEUED = "queued"  # a worker will refit
+    RAN = "ran"  # no broker configured: refitted in the request
+    UNREACHABLE = "unreachable"  # a broker is configured but does not answer: nothing was queued
 
+
+@dataclass(frozen=True)
+class RefitRequest:
+    outcome: RefitOutcome
+    message: str  # what to tell the researcher
+    run: AnalysisRun | None = None  # the stored run when it ran in the request
+
+
+def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
+    """A researcher's "Refit now" (dashboard and API): queue a refit, or say why it was not queued.
+
+    Sent at once rather than on commit, so the researcher learns whether the broker took it: the task
+    reads only committed judgments, nothing this request writes. A broker that cannot be reached
+    leaves nothing behind (no run row, no message) and is a message, never a 500.
+    """
+    from moraljudge.celery import app  # the Celery app imports every app's tasks
+
+    from .. import tasks
+
+    if app.conf.task_always_eager:  # no broker configured (the quickstart): refit in the request
+        run = refit_study(study=study, trigger=AnalysisRun.Trigger.ON_DEMAND, requested_by=requested_by)
+        return RefitRequest(
+            RefitOutcome.RAN,
+            f"No task queue is configured (REDIS_URL is empty), so the refit of '{study.name}' ran now: "
+            f"run {run.pk}, {run.get_status_display().lower()}.",
+            run,
+        )
     user_id = requested_by.pk if requested_by is not None else None
-    transaction.on_commit(partial(tasks.refit_study.delay, study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id))
+    try:
+        with app.connection_for_write() as connection:  # a fresh connection: the broker may be back
+            tasks.refit_study.apply_async(
+                args=[study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id], connection=connection
+            )
+    except (kombu.exceptions.OperationalError, OSError) as exc:
+        log.warning("refit of study %s not queued: broker unreachable (%s)", study.slug, exc)
+        return RefitRequest(
+            RefitOutcome.UNREACHABLE,
+            f"The task queue cannot be reached, so no refit of '{study.name}' was queued and nothing changed. "
+            f"Try again in a minute, or run `manage.py refit {study.slug}` on the server.",
+        )
+    return RefitRequest(
+        RefitOutcome.QUEUED, f"A refit of '{study.name}' was queued; the page shows it once it has finished."
+    )
