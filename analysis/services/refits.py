@@ -18,6 +18,7 @@ from django.utils import timezone
 from surveys.models import Study
 
 from ..models import AnalysisRun
+from ..results import RunResults, SystemAtFit, run_fields
 from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe
 from .reading import read_study_data
 
@@ -60,11 +61,17 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     try:
         data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
-        results = {
-            question.key: fit_question(question, systems=data.systems, reference=data.reference, parameters=parameters)
-            | {"position": position}
+        questions = [
+            fit_question(
+                question,
+                systems=data.systems,
+                reference=data.reference,
+                parameters=parameters,
+                position=position,
+                vignette_keys=data.vignette_keys,
+            )
             for position, question in enumerate(data.questions)
-        }
+        ]
     except (ValidationError, ValueError, np.linalg.LinAlgError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         log.warning("refit of study %s failed: %s", study.slug, message)
@@ -72,9 +79,11 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     except Exception as exc:  # an unexpected bug: record it on the run, then let the worker see it
         _mark_failed(run, f"{type(exc).__name__}: {exc}")
         raise
-    for result in results.values():
-        for entry in result.get("by_vignette", []):
-            entry["vignette"] = data.vignette_keys.get(entry["vignette_id"], str(entry["vignette_id"]))
+    fitted = RunResults(
+        systems=[SystemAtFit(**system) for system in data.systems],
+        questions=questions,
+        halo=halo_correlations(questions),
+    )
     AnalysisRun.objects.filter(pk=run.pk).update(
         status=AnalysisRun.Status.DONE,
         finished_at=timezone.now(),
@@ -82,9 +91,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
         n_participants=data.participant_count,
         data_hash=data.data_hash,
         parameters=json_safe(parameters),
-        systems=data.systems,
-        results=results,
-        halo=json_safe(halo_correlations(results)),
+        **run_fields(fitted),
     )
     run.refresh_from_db()
     log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)

@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from analysis.exports import EXPORTS, csv_cell
+from analysis.csv_text import csv_cell
+from analysis.exports import EXPORTS
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
 from surveys.models import Answer, Feature, Participant, System
