@@ -117,7 +117,7 @@ def result_rows(*, run: AnalysisRun):
     fitted = run.read_results()
     for question in fitted.questions:
         for row in system_rows(question, labels=fitted.labels()):
-            boot = row.bounds("bootstrap")
+            boot, styled = row.bounds("bootstrap"), row.alternative("style_controlled")
             yield {
                 "question": row.question,
                 "system": row.system,
@@ -132,8 +132,8 @@ def result_rows(*, run: AnalysisRun):
                 "ci_high": row.ci_high,
                 "boot_ci_low": boot.low,
                 "boot_ci_high": boot.high,
-                "style_estimate": row.style_estimate,
-                "style_se": row.style_se,
+                "style_estimate": styled.estimate,
+                "style_se": styled.se,
                 "wins": row.wins,
                 "losses": row.losses,
             }

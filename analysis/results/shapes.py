@@ -32,10 +32,21 @@ INTERVAL_KINDS = {
         "Judges: would another sample of judges, rating these same answers, rank the systems the same? "
         "(judges resampled, percentile interval)",
     ),
+    "two_way_robust": IntervalKind(
+        "Judge × answer robust CI",
+        "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
+        "rank them the same? (cluster-robust over judge and vignette, t with fewer clusters − 1 df)",
+    ),
+    "two_way_bootstrap": IntervalKind(
+        "Judge × answer bootstrap CI",
+        "Judges and answers, by resampling: the same question as the robust interval, from a judge × vignette "
+        "bootstrap (as R's vcovBS).",
+    ),
 }
 # Other fits of the same judgments, by key: their heading on the dashboard.
 ALTERNATIVE_FITS = {
     "style_controlled": "Style-controlled",
+    "bias_reduced": "Bias-reduced (Firth)",
 }
 
 
@@ -112,7 +123,7 @@ class Interval:
     ci_low: list[float | None]
     ci_high: list[float | None]
     se: list[float | None] = field(default_factory=list)
-    details: dict[str, float | int | str | None] = field(default_factory=dict)  # e.g. n_boot, n_failed
+    details: dict[str, int | float | str | None] = field(default_factory=dict)  # e.g. n_boot, n_failed
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .shapes import INTERVAL_KINDS, QuestionResult
+from .shapes import ALTERNATIVE_FITS, INTERVAL_KINDS, QuestionResult
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,13 @@ class Bounds:
     kind: str
     low: float | None
     high: float | None
+
+
+@dataclass(frozen=True)
+class Alternative:
+    name: str
+    estimate: float | None
+    se: float | None
 
 
 @dataclass(frozen=True)
@@ -28,13 +35,15 @@ class SystemRow:
     ci_low: float | None  # Wald
     ci_high: float | None
     intervals: list[Bounds]  # in interval_columns() order, (None, None) where the run has none
-    style_estimate: float | None
-    style_se: float | None
+    alternatives: list[Alternative]  # in alternative_columns() order, None where that fit has no estimate
     wins: int
     losses: int
 
     def bounds(self, kind: str) -> Bounds:
         return next((b for b in self.intervals if b.kind == kind), Bounds(kind, None, None))
+
+    def alternative(self, name: str) -> Alternative:
+        return next((a for a in self.alternatives if a.name == name), Alternative(name, None, None))
 
 
 def interval_columns(question: QuestionResult) -> list[tuple[str, str]]:
@@ -46,13 +55,25 @@ def interval_columns(question: QuestionResult) -> list[tuple[str, str]]:
     ]
 
 
+def alternative_columns(question: QuestionResult) -> list[tuple[str, str]]:
+    """(name, heading) of every other fit's estimate column: those known today, then any other stored."""
+    names = dict.fromkeys([*ALTERNATIVE_FITS, *question.alternative_fits])
+    return [
+        (name, question.alternative_fits[name].label if name in question.alternative_fits else ALTERNATIVE_FITS[name])
+        for name in names
+    ]
+
+
 def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[SystemRow]:
     """The question's systems in the run's item order; none when it has no fit."""
     if question.fit is None:
         return []
-    styled = question.alternative_fits.get("style_controlled")
-    styled_items = styled.fit.items if styled and styled.fit else None
     columns = [kind for kind, _heading in interval_columns(question)]
+    others = {
+        name: question.alternative_fits[name].fit.items
+        for name, _heading in alternative_columns(question)
+        if name in question.alternative_fits and question.alternative_fits[name].fit
+    }
     rows = []
     for k, item in enumerate(question.fit.items):
         intervals = []
@@ -74,8 +95,12 @@ def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[Sys
                 ci_low=item.ci_low,
                 ci_high=item.ci_high,
                 intervals=intervals,
-                style_estimate=styled_items[k].estimate if styled_items else None,
-                style_se=styled_items[k].se if styled_items else None,
+                alternatives=[
+                    Alternative(name, others[name][k].estimate, others[name][k].se)
+                    if name in others
+                    else Alternative(name, None, None)
+                    for name, _heading in alternative_columns(question)
+                ],
                 wins=item.wins,
                 losses=item.losses,
             )

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from ..models import AnalysisRun
 from ..results import EffectEstimate, Halo, QuestionResult, RunResults, SystemAtFit, VignetteFit
-from ..results.tables import SystemRow, interval_columns, system_rows
+from ..results.tables import SystemRow, alternative_columns, interval_columns, system_rows
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class QuestionSection:
     n_judgments: int
     rows: list[SystemRow]  # best estimate first, systems without an estimate last
     interval_columns: list[IntervalColumn]
+    alternative_columns: list[tuple[str, str]]  # (name, heading) of the other fits' estimate columns
     problems: list[str]
     converged: bool | None
     order_effect: EffectEstimate | None
@@ -72,6 +73,7 @@ def _section(question: QuestionResult, *, labels: dict[str, str]) -> QuestionSec
         n_judgments=question.n_judgments,
         rows=sorted(rows, key=lambda row: -(row.estimate if row.estimate is not None else -1e9)),
         interval_columns=columns,
+        alternative_columns=alternative_columns(question),
         problems=question.problems,
         converged=question.fit.converged if question.fit else None,
         order_effect=question.order_effect,

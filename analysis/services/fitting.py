@@ -121,7 +121,7 @@ def fit_question(
         stars=[stars(p) for p in main.p],
         intervals=intervals,
         order_effect=effect_of(ordered.order_effect),
-        alternative_fits={"style_controlled": _style_controlled(judged)},
+        alternative_fits={"style_controlled": _style_controlled(judged), "bias_reduced": _bias_reduced(judged)},
         first_position_rate=json_safe(bt.first_position_rate(first, winners)),
         separation_reliability=json_safe(_guarded(bt.separation_reliability, main)) if main.converged else None,
         split_half_reliability=json_safe(_split_half(judged, rng=rng)),
@@ -192,6 +192,24 @@ def _style_controlled(judged: Judged) -> AlternativeFit:
     )
 
 
+def _bias_reduced(judged: Judged) -> AlternativeFit:
+    """Firth's bias-reduced fit (BTm(..., br = TRUE)): finite for a system that never wins."""
+    label = ALTERNATIVE_FITS["bias_reduced"]
+    result = _guarded(
+        bt.fit,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        first=judged.first_in_estimates(),
+        item_names=judged.names,
+        bias_reduced=True,
+    )
+    if result is None:
+        return AlternativeFit(label=label, fit=None, problems=["The bias-reduced fit could not be computed."])
+    return AlternativeFit(label=label, fit=fit_of(result))
+
+
 def _guarded(function, *args, **kwargs):
     """A diagnostic that cannot be computed on this data is None, never a failed run."""
     try:
@@ -220,21 +238,78 @@ def _participant_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.
     )
     if result is None:
         return None
-    kind = INTERVAL_KINDS["bootstrap"]
+    return _interval("bootstrap", result, details={"n_boot": n_boot, "n_failed": int(result.n_failed)})
+
+
+def _two_way_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """The judge x answer (vignette) cluster-robust sandwich, t with (fewer clusters - 1) df."""
+    if not _two_way_possible(judged):
+        return None
+    result = _guarded(
+        bt.cluster_robust,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=judged.vignettes,
+        first=judged.first_in_estimates(),
+        item_names=judged.names,
+        fitted=main,
+    )
+    if result is None:
+        return None
+    return _interval(
+        "two_way_robust", result, details={"df": result.df, **{f"n_{k}": v for k, v in result.clusters.items()}}
+    )
+
+
+def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """Judge x vignette bootstrap (inclusion-exclusion, as R's vcovBS), on a generator of its own."""
+    n_boot = judged.parameters["bootstrap"]
+    if n_boot < 1 or not _two_way_possible(judged):
+        return None
+    result = _guarded(
+        bt.two_way_bootstrap,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=judged.vignettes,
+        # Its own stream: the participant bootstrap and the split halves keep their numbers for a seed.
+        rng=np.random.default_rng([judged.parameters["seed"], 2]),
+        first=judged.first_in_estimates(),
+        n_boot=n_boot,
+    )
+    if result is None:
+        return None
+    failed = {f"n_failed_{k}": v for k, v in result.n_failed.items()}
+    return _interval("two_way_bootstrap", result, details={"n_boot": n_boot, "df": result.df, **failed})
+
+
+def _two_way_possible(judged: Judged) -> bool:
+    return len(np.unique(judged.clusters)) >= 2 and len(np.unique(judged.vignettes)) >= 2
+
+
+def _interval(kind: str, result, *, details: dict) -> Interval:
+    described = INTERVAL_KINDS[kind]
     return Interval(
-        label=kind.label,
-        answers=kind.answers,
+        label=described.label,
+        answers=described.answers,
         level=float(result.level),
         ci_low=json_safe(result.ci_low),
         ci_high=json_safe(result.ci_high),
         se=json_safe(result.se),
-        details={"n_boot": n_boot, "n_failed": int(result.n_failed)},
+        details=json_safe(details),
     )
 
 
 # Interval kind -> its computation; the kind's label and question are in analysis.results.INTERVAL_KINDS.
 INTERVALS: dict[str, Callable[..., Interval | None]] = {
     "bootstrap": _participant_bootstrap,
+    "two_way_robust": _two_way_robust,
+    "two_way_bootstrap": _two_way_bootstrap,
 }
 
 

@@ -186,7 +186,7 @@ def test_the_dashboard_shows_a_version_1_run(client, staff, old_run):
     assert "0.031 (SE 0.050, p 0.5350)" in page  # the style effect
     assert "No valid judgments on this question yet." in page
     assert "No length differences to control for." in page
-    assert "Bootstrap CI answers: Judges:" in page
+    assert "Which interval answers which question" in page and "Bootstrap CI: Judges:" in page
     assert ">0.93</td>" in page  # halo
     assert client.get(f"/dashboard/old/plots/features.svg?run={old_run.pk}").status_code == 200
 
