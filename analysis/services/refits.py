@@ -148,7 +148,7 @@ def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
         run = refit_study(study=study, trigger=AnalysisRun.Trigger.ON_DEMAND, requested_by=requested_by)
         return RefitRequest(
             RefitOutcome.RAN,
-            f"No task queue is configured (REDIS_URL is empty), so the refit of '{study.name}' ran now: "
+            f"No task queue is configured (REDIS_URL and CELERY_BROKER_URL are empty), so the refit of '{study.name}' ran now: "
             f"run {run.pk}, {run.get_status_display().lower()}.",
             run,
         )
