@@ -32,8 +32,7 @@ def v1_fit(items, problems=()):
 
 
 # Written as the code before schema versions wrote it (analysis/services/fitting.py, November 2026):
-# "bootstrap" and "style_controlled" had keys of their own; "reasons" is from before questions carried
-# a position; "weighting" had no valid judgments.
+# "bootstrap" and "style_controlled" had keys of their own; "weighting" had no valid judgments.
 V1_SYSTEMS = [
     {"key": "alpha", "label": "Alpha", "kind": "llm"},
     {"key": "beta", "label": "Beta model", "kind": "llm"},
@@ -130,6 +129,7 @@ V1_RESULTS = {
         "separation_reliability": None,
         "split_half_reliability": None,
         "by_vignette": [],
+        "position": 2,
     },
 }
 V1_HALO = {"questions": ["features", "reasons"], "matrix": [[1.0, 0.93], [0.93, 1.0]], "mean_off_diagonal": 0.93}
@@ -218,3 +218,9 @@ def test_a_renamed_key_fails_loudly_instead_of_showing_blanks():
     missing = {"features": {key: value for key, value in V1_RESULTS["features"].items() if key != "n_judgments"}}
     with pytest.raises(ShapeError, match="missing keys \\['n_judgments'\\]"):
         read(version=1, systems=V1_SYSTEMS, results=missing, halo=V1_HALO)
+
+
+def test_runs_from_before_questions_carried_a_position_keep_the_order_stored():
+    unplaced = {key: {k: v for k, v in V1_RESULTS[key].items() if k != "position"} for key in ("reasons", "features")}
+    fitted = read(version=1, systems=V1_SYSTEMS, results=unplaced, halo=V1_HALO)
+    assert [(q.question, q.position) for q in fitted.questions] == [("reasons", 0), ("features", 1)]
