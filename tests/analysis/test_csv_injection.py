@@ -4,7 +4,6 @@ import csv
 import io
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from analysis.csv_text import csv_cell
@@ -47,11 +46,6 @@ def hostile(db):
     return study
 
 
-@pytest.fixture
-def staff(db):
-    return get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
-
-
 def cells(text: str) -> list[str]:
     return [cell for row in csv.reader(io.StringIO(text)) for cell in row]
 
@@ -70,31 +64,28 @@ def is_number(cell: str) -> bool:
 
 
 @pytest.mark.parametrize("name", CSV_EXPORTS)
-def test_no_dashboard_csv_export_holds_a_cell_a_spreadsheet_would_run(client, staff, hostile, name):
-    client.force_login(staff)
+def test_no_dashboard_csv_export_holds_a_cell_a_spreadsheet_would_run(client, researcher, hostile, name):
     response = client.get(f"/dashboard/{hostile.slug}/exports/{name}")
     assert response.status_code == 200
     assert_nothing_runs(response.content.decode())
 
 
 @pytest.mark.parametrize("name", CSV_EXPORTS)
-def test_no_api_csv_export_holds_a_cell_a_spreadsheet_would_run(staff, hostile, name):
+def test_no_api_csv_export_holds_a_cell_a_spreadsheet_would_run(researcher, hostile, name):
     api = APIClient(enforce_csrf_checks=True)
-    api.force_authenticate(staff)
+    api.force_authenticate(researcher)
     response = api.get(f"/api/studies/{hostile.slug}/exports/{name}", HTTP_ACCEPT="text/csv")
     assert response.status_code == 200
     assert_nothing_runs(response.content.decode())
 
 
-def test_a_participants_formula_arrives_as_text_with_a_leading_quote(client, staff, hostile):
-    client.force_login(staff)
+def test_a_participants_formula_arrives_as_text_with_a_leading_quote(client, researcher, hostile):
     text = client.get(f"/dashboard/{hostile.slug}/exports/demographics.csv").content.decode()
     values = {row["value"] for row in csv.DictReader(io.StringIO(text))}
     assert {"'" + payload.replace("\r", "\n") for payload in PAYLOADS} <= values
 
 
-def test_the_researchers_label_is_escaped_and_negative_estimates_stay_numbers(client, staff, hostile):
-    client.force_login(staff)
+def test_the_researchers_label_is_escaped_and_negative_estimates_stay_numbers(client, researcher, hostile):
     text = client.get(f"/dashboard/{hostile.slug}/exports/results.csv").content.decode()
     table = list(csv.DictReader(io.StringIO(text)))
     assert {row["label"] for row in table if row["system"] == "beta"} == {"'" + PAYLOADS[0]}

@@ -1,8 +1,5 @@
 """Refits store the judge x answer intervals and a bias-reduced fit; the dashboard shows every kind a run has."""
 
-import pytest
-from django.contrib.auth import get_user_model
-
 from analysis.models import AnalysisRun
 from analysis.results import INTERVAL_KINDS, Interval, IntervalKind
 from analysis.services import fitting, refit_study
@@ -10,12 +7,6 @@ from analysis.services import fitting, refit_study
 from ..conftest import make_judged_study
 
 FAST = {"bootstrap": 50, "split_halves": 10}
-
-
-@pytest.fixture
-def staff_client(client, db):
-    client.force_login(get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True))
-    return client
 
 
 def test_a_refit_stores_judge_and_answer_intervals_beside_the_judge_bootstrap(db):

@@ -1,7 +1,6 @@
 """Both refit buttons (dashboard and API) through request_refit: queued, run at once, or broker down."""
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from analysis import tasks
@@ -15,11 +14,6 @@ from .conftest import queued
 @pytest.fixture
 def judged(db):
     return make_judged_study(participants=12, seed=3)
-
-
-@pytest.fixture
-def researcher(db):
-    return get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
 
 
 @pytest.fixture
@@ -50,7 +44,6 @@ def test_with_the_broker_down_nothing_is_queued_or_stored_and_the_researcher_is_
 
 
 def test_the_dashboard_button_with_the_broker_down_shows_a_message_not_a_500(client, researcher, judged, closed_broker):
-    client.force_login(researcher)
     response = client.post("/dashboard/judged/refit/", follow=True)
     assert response.status_code == 200 and response.redirect_chain == [("/dashboard/judged/", 302)]
     assert "The task queue cannot be reached, so no refit of" in response.content.decode()
@@ -78,7 +71,6 @@ def test_the_api_button_without_a_broker_answers_201_with_the_run(api, judged, n
 
 
 def test_the_dashboard_button_without_a_broker_shows_the_new_run(client, researcher, judged, no_broker):
-    client.force_login(researcher)
     page = client.post("/dashboard/judged/refit/", follow=True).content.decode()
     run = AnalysisRun.objects.get()
     assert f"ran now: run {run.pk}, done." in page and run.requested_by == researcher

@@ -5,7 +5,6 @@ import io
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -152,11 +151,6 @@ def old_run(db):
     )  # schema_version: the column's default for rows from before it, 1
 
 
-@pytest.fixture
-def staff(db):
-    return get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
-
-
 def test_runs_stored_before_the_schema_version_are_version_1(old_run):
     old_run.refresh_from_db()
     assert old_run.schema_version == 1 and CURRENT_VERSION == 2
@@ -177,8 +171,7 @@ def test_a_version_1_run_reads_as_todays_shape(old_run):
     assert fitted.halo.mean_off_diagonal == 0.93 and fitted.labels()["beta"] == "Beta model"
 
 
-def test_the_dashboard_shows_a_version_1_run(client, staff, old_run):
-    client.force_login(staff)
+def test_the_dashboard_shows_a_version_1_run(client, researcher, old_run):
     page = client.get(f"/dashboard/old/?run={old_run.pk}").content.decode()
     assert '<th scope="row">Beta model</th>' in page
     assert "[0.30, 1.35]" in page  # the bootstrap interval of beta
@@ -191,8 +184,7 @@ def test_the_dashboard_shows_a_version_1_run(client, staff, old_run):
     assert client.get(f"/dashboard/old/plots/features.svg?run={old_run.pk}").status_code == 200
 
 
-def test_the_exports_and_the_api_read_a_version_1_run(client, staff, old_run):
-    client.force_login(staff)
+def test_the_exports_and_the_api_read_a_version_1_run(client, researcher, old_run):
     text = client.get(f"/dashboard/old/exports/results.csv?run={old_run.pk}").content.decode()
     table = list(csv.DictReader(io.StringIO(text)))
     assert [row["question"] for row in table] == ["features"] * 3 + ["reasons"] * 3
@@ -206,7 +198,7 @@ def test_the_exports_and_the_api_read_a_version_1_run(client, staff, old_run):
     assert document["schema_version"] == CURRENT_VERSION
     assert document["results"]["features"]["intervals"]["bootstrap"]["ci_high"] == [0.0, 1.35, -0.05]
     api = APIClient()
-    api.force_authenticate(staff)
+    api.force_authenticate(researcher)
     body = api.get(f"/api/studies/old/results/?run={old_run.pk}").json()
     assert body["schema_version"] == CURRENT_VERSION and body["results"] == document["results"]
 
