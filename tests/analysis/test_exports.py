@@ -34,7 +34,7 @@ RESULT_HEADER = [
     "question", "system", "label", "estimate", "se", "z", "p", "p_holm", "stars", "ci_low", "ci_high",
     "boot_ci_low", "boot_ci_high", "style_estimate", "style_se", "wins", "losses",
 ]  # fmt: skip
-BT2_HEADER = ["question", "system1", "system2", "win1", "win2"]
+BT2_HEADER = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
 DEMOGRAPHIC_HEADER = ["variable", "value", "n", "percent"]
 
 
