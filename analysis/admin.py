@@ -27,6 +27,7 @@ class AnalysisRunAdmin(admin.ModelAdmin):
         "data_hash",
         "git_revision",
         "parameters",
+        "schema_version",
         "systems",
         "halo",
         "results",

@@ -6,7 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, permission_classes, renderer_classes
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import APIException, NotFound
 from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -15,8 +15,8 @@ from surveys.models import Study
 
 from . import exports
 from .models import AnalysisRun
-from .serializers import AnalysisRunOut, ProgressOut, QueuedOut, StudyDetailOut, StudyOut
-from .services import queue_refit, study_progress
+from .serializers import AnalysisRunOut, ProgressOut, RefitOut, StudyDetailOut, StudyOut
+from .services import RefitOutcome, request_refit, study_progress
 
 
 class TextRenderer(BaseRenderer):
@@ -81,13 +81,31 @@ def latest_results(request, slug):
     return Response(AnalysisRunOut(_run(request, study)).data)
 
 
-@extend_schema(request=None, responses={202: QueuedOut}, summary="Queue a refit")
+class BrokerUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "broker_unavailable"
+
+
+@extend_schema(
+    request=None,
+    responses={202: RefitOut, 201: RefitOut, 503: OpenApiTypes.OBJECT},
+    summary="Queue a refit (201 when no broker is configured and it ran at once; 503 when the broker is down)",
+)
 @api_view(["POST"])
 @permission_classes([IsAdminUser])
 def refit(request, slug):
     study = get_object_or_404(Study, slug=slug)
-    queue_refit(study=study, requested_by=request.user)
-    return Response(QueuedOut({"queued": True, "study": study.slug}).data, status=status.HTTP_202_ACCEPTED)
+    asked = request_refit(study=study, requested_by=request.user)
+    if asked.outcome == RefitOutcome.UNREACHABLE:
+        raise BrokerUnavailable(asked.message)
+    body = {
+        "queued": asked.outcome == RefitOutcome.QUEUED,
+        "study": study.slug,
+        "run": asked.run.pk if asked.run else None,
+        "detail": asked.message,
+    }
+    code = status.HTTP_202_ACCEPTED if asked.outcome == RefitOutcome.QUEUED else status.HTTP_201_CREATED
+    return Response(RefitOut(body).data, status=code)
 
 
 @extend_schema(

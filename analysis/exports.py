@@ -6,10 +6,8 @@ identified by a salted hash of their Prolific id, never the id itself.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import hmac
-import io
 import json
 from collections import Counter
 
@@ -18,9 +16,11 @@ from django.conf import settings
 from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Participant, Study
 
+from .csv_text import to_csv
 from .models import AnalysisRun
+from .results import run_fields
+from .results.tables import system_rows
 from .rscript import BT2_COLUMNS, bradleyterry2_csv, bradleyterry2_rows, bradleyterry2_script  # noqa: F401
-from .services import stars
 
 JUDGMENT_COLUMNS = [
     "participant",
@@ -60,15 +60,6 @@ DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
 def hashed_participant(prolific_pid: str) -> str:
     """A stable pseudonym: HMAC-SHA256 of the Prolific id keyed with SECRET_KEY, 16 hex digits."""
     return hmac.new(settings.SECRET_KEY.encode(), prolific_pid.encode(), hashlib.sha256).hexdigest()[:16]
-
-
-def to_csv(columns: list[str], rows) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
-    return out.getvalue()
 
 
 # ---------------------------------------------------------------- judgments
@@ -122,25 +113,29 @@ def judgments_csv(*, study: Study) -> str:
 
 
 def result_rows(*, run: AnalysisRun):
-    labels = {s["key"]: s["label"] for s in run.systems}
-    for question, result in run.ordered_results():
-        fit = result.get("fit")
-        if not fit:
-            continue
-        boot = result.get("bootstrap") or {}
-        styled = (result.get("style_controlled") or {}).get("items") or [{}] * len(fit["items"])
-        for k, item in enumerate(fit["items"]):
+    """One row per question and system, in the study's question order; questions without a fit have none."""
+    fitted = run.read_results()
+    for question in fitted.questions:
+        for row in system_rows(question, labels=fitted.labels()):
+            boot, styled = row.bounds("bootstrap"), row.alternative("style_controlled")
             yield {
-                "question": question,
-                "system": item["item"],
-                "label": labels.get(item["item"], item["item"]),
-                **{key: item[key] for key in ("estimate", "se", "z", "p", "ci_low", "ci_high", "wins", "losses")},
-                "p_holm": result["holm_p"][k],
-                "stars": stars(item["p"]),
-                "boot_ci_low": (boot.get("ci_low") or [None] * len(fit["items"]))[k],
-                "boot_ci_high": (boot.get("ci_high") or [None] * len(fit["items"]))[k],
-                "style_estimate": styled[k].get("estimate"),
-                "style_se": styled[k].get("se"),
+                "question": row.question,
+                "system": row.system,
+                "label": row.label,
+                "estimate": row.estimate,
+                "se": row.se,
+                "z": row.z,
+                "p": row.p,
+                "p_holm": row.p_holm,
+                "stars": row.stars,
+                "ci_low": row.ci_low,
+                "ci_high": row.ci_high,
+                "boot_ci_low": boot.low,
+                "boot_ci_high": boot.high,
+                "style_estimate": styled.estimate,
+                "style_se": styled.se,
+                "wins": row.wins,
+                "losses": row.losses,
             }
 
 
@@ -149,7 +144,10 @@ def results_csv(*, run: AnalysisRun) -> str:
 
 
 def results_document(*, run: AnalysisRun) -> dict:
-    """The whole snapshot: what was fitted, on which data, by which code, and every result."""
+    """The whole snapshot: what was fitted, on which data, by which code, and every result.
+
+    Results are in the current schema version whatever shape the run was stored in.
+    """
     return {
         "study": run.study.slug,
         "run": run.pk,
@@ -160,10 +158,7 @@ def results_document(*, run: AnalysisRun) -> dict:
         "data_hash": run.data_hash,
         "git_revision": run.git_revision,
         "parameters": run.parameters,
-        "systems": run.systems,
-        "results": run.results,
-        "halo": run.halo,
-    }
+    } | run_fields(run.read_results())
 
 
 def results_json(*, run: AnalysisRun) -> str:
@@ -224,42 +219,3 @@ def export_text(*, study: Study, name: str, run: AnalysisRun | None) -> str:
         "demographics.csv": lambda: demographics_csv(study=study),
     }
     return makers[name]()
-
-
-def question_sections(*, run: AnalysisRun | None, beside: AnalysisRun | None = None) -> list[dict]:
-    """Per question, what the dashboard shows: the table rows, diagnostics and problems.
-
-    With `beside` (another study's run), each section also carries that run's section of the
-    same question key under "other" (None when it has no such question).
-    """
-    if run is None:
-        return []
-    others = {s["key"]: s for s in question_sections(run=beside)} if beside else {}
-    rows_by_question: dict[str, list[dict]] = {}
-    for row in result_rows(run=run):
-        rows_by_question.setdefault(row["question"], []).append(row)
-    sections = []
-    for key, result in run.ordered_results():
-        fit = result.get("fit") or {}
-        sections.append(
-            {
-                "key": key,
-                "text": result.get("text", ""),
-                "n_judgments": result.get("n_judgments", 0),
-                "rows": sorted(
-                    rows_by_question.get(key, []),
-                    key=lambda row: -(row["estimate"] if row["estimate"] is not None else -1e9),
-                ),
-                "problems": result.get("problems", []),
-                "order_effect": result.get("order_effect"),
-                "first_position_rate": result.get("first_position_rate"),
-                "separation_reliability": result.get("separation_reliability"),
-                "split_half_reliability": result.get("split_half_reliability"),
-                "style_effect": ((result.get("style_controlled") or {}).get("covariate_effects") or [None])[0],
-                "style_problems": (result.get("style_controlled") or {}).get("problems") or [],
-                "converged": fit.get("converged"),
-                "by_vignette": result.get("by_vignette", []),
-                "other": others.get(key),
-            }
-        )
-    return sections

@@ -4,6 +4,8 @@ One row per study refit (not per question): the five questions are fitted on the
 valid judgments, so they share one data hash, one parameter set and one git revision, and the
 cross-question (halo) correlation belongs to the run as a whole. `results` maps question key to
 that question's fit; `halo` holds the correlation matrix of system estimates across questions.
+Their shape is analysis.results.shapes, in the version `schema_version` names; read them with
+`read_results()`, which upgrades runs stored in an older shape.
 """
 
 from django.conf import settings
@@ -12,6 +14,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from surveys.models import Study
+
+from .results import RunResults, read
 
 
 class AnalysisRunQuerySet(models.QuerySet):
@@ -56,6 +60,9 @@ class AnalysisRun(models.Model):
     halo = models.JSONField(
         default=dict, blank=True, help_text="Correlations of system estimates across questions (a halo effect)."
     )
+    schema_version = models.PositiveSmallIntegerField(
+        default=1, help_text="Shape of systems, results and halo (analysis.results); runs before it are 1."
+    )
     git_revision = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
 
@@ -76,12 +83,6 @@ class AnalysisRun(models.Model):
     def __str__(self) -> str:
         return f"{self.study.slug} run {self.pk} ({self.status}, {self.created_at:%Y-%m-%d %H:%M})"
 
-    def ordered_results(self) -> list[tuple[str, dict]]:
-        """(question key, result) in the study's question order.
-
-        PostgreSQL's jsonb keeps object keys in its own order (shortest first), not the order written, so
-        each result carries its question's "position"; runs stored before that keep the order read.
-        """
-        items = list(self.results.items())
-        order = {key: (result.get("position", index), index) for index, (key, result) in enumerate(items)}
-        return sorted(items, key=lambda item: order[item[0]])
+    def read_results(self) -> RunResults:
+        """systems, results and halo as typed dataclasses, whatever version the run was stored in."""
+        return read(version=self.schema_version, systems=self.systems, results=self.results, halo=self.halo)

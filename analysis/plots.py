@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+from typing import NamedTuple
 
 import matplotlib
 
@@ -17,6 +18,8 @@ matplotlib.use("Agg")
 
 from matplotlib import rc_context  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
+from .results import ItemEstimate, QuestionResult, SystemAtFit  # noqa: E402
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 
@@ -26,7 +29,15 @@ def _plain(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
-def forest_plot(*, systems: list[dict], result: dict, title: str) -> Figure:
+class Panel(NamedTuple):
+    """One study's question: its systems at fit time, the question's result, the panel's title."""
+
+    systems: list[SystemAtFit]
+    result: QuestionResult
+    title: str
+
+
+def forest_plot(*, systems: list[SystemAtFit], result: QuestionResult, title: str) -> Figure:
     """One question's estimates, best at the top; systems without an estimate say so."""
     rows = _rows(systems, result)
     figure = Figure(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.3))
@@ -35,49 +46,53 @@ def forest_plot(*, systems: list[dict], result: dict, title: str) -> Figure:
     return figure
 
 
-def comparison_plot(*, panels: list[tuple[list[dict], dict, str]]) -> Figure:
+def comparison_plot(*, panels: list[Panel]) -> Figure:
     """Studies side by side (e.g. Experiment 1 and 2) on one shared x axis, one panel each."""
-    rows = [_rows(systems, result) for systems, result, _title in panels]
+    rows = [_rows(panel.systems, panel.result) for panel in panels]
     height = 0.45 * max([len(r) for r in rows] + [2]) + 1.3
     figure = Figure(figsize=(5.2 * len(panels), height))
     axes = figure.subplots(1, len(panels), sharex=True, squeeze=False)[0]
-    for ax, panel_rows, (systems, result, title) in zip(axes, rows, panels, strict=True):
-        _draw(ax, panel_rows, _reference_label(systems, result), title)
+    for ax, panel_rows, panel in zip(axes, rows, panels, strict=True):
+        _draw(ax, panel_rows, _reference_label(panel.systems, panel.result), panel.title)
     figure.tight_layout()
     return figure
 
 
-def _reference_label(systems: list[dict], result: dict) -> str:
-    reference = (result.get("fit") or {}).get("reference", "")
-    return {s["key"]: s["label"] for s in systems}.get(reference, reference)
+def _reference_label(systems: list[SystemAtFit], result: QuestionResult) -> str:
+    reference = result.fit.reference if result.fit else ""
+    return {s.key: s.label for s in systems}.get(reference, reference)
 
 
-def _rows(systems: list[dict], result: dict) -> list[tuple]:
+def _rows(
+    systems: list[SystemAtFit], result: QuestionResult
+) -> list[tuple[ItemEstimate, str, float | None, float | None]]:
     """(item, label, bootstrap low, bootstrap high), lowest estimate first (drawn at the bottom)."""
-    fit = result.get("fit") or {"items": []}
-    labels = {s["key"]: s["label"] for s in systems}
-    boot = result.get("bootstrap") or {}
-    n = len(fit["items"])
-    lows, highs = boot.get("ci_low") or [None] * n, boot.get("ci_high") or [None] * n
-    rows = [(item, labels.get(item["item"], item["item"]), lows[k], highs[k]) for k, item in enumerate(fit["items"])]
-    rows.sort(key=lambda row: -math.inf if row[0]["estimate"] is None else row[0]["estimate"])
+    if result.fit is None:
+        return []
+    labels = {s.key: s.label for s in systems}
+    boot = result.intervals.get("bootstrap")
+    rows = [
+        (item, labels.get(item.item, item.item), boot.ci_low[k] if boot else None, boot.ci_high[k] if boot else None)
+        for k, item in enumerate(result.fit.items)
+    ]
+    rows.sort(key=lambda row: -math.inf if row[0].estimate is None else row[0].estimate)
     return rows
 
 
 def _draw(axes, rows: list[tuple], reference: str, title: str) -> None:
     positions = list(range(len(rows)))
     for y, (item, _label, boot_low, boot_high) in zip(positions, rows, strict=True):
-        if item["estimate"] is None:
+        if item.estimate is None:
             axes.text(0, y, "no estimate", va="center", ha="center", fontsize=8, color="#a31515")
             continue
         if boot_low is not None and boot_high is not None:
             axes.plot([boot_low, boot_high], [y - 0.18, y - 0.18], color="#9aa3b2", linewidth=1.2)
-        low, high = item["ci_low"], item["ci_high"]
+        low, high = item.ci_low, item.ci_high
         if low is not None and high is not None and high > low:
             axes.errorbar(
-                item["estimate"],
+                item.estimate,
                 y,
-                xerr=[[item["estimate"] - low], [high - item["estimate"]]],
+                xerr=[[item.estimate - low], [high - item.estimate]],
                 fmt="o",
                 color="#2456a6",
                 ecolor="#2456a6",
@@ -85,7 +100,7 @@ def _draw(axes, rows: list[tuple], reference: str, title: str) -> None:
                 markersize=5,
             )
         else:  # the reference: fixed at 0, no interval
-            axes.plot([item["estimate"]], [y], marker="D", color="#1d2330", markersize=5)
+            axes.plot([item.estimate], [y], marker="D", color="#1d2330", markersize=5)
     axes.axvline(0.0, color="#1d2330", linestyle=":", linewidth=1.2)
     axes.set_yticks(positions, labels=[_plain(label) for _item, label, *_ in rows])
     axes.set_ylim(-0.7, max(len(rows), 1) - 0.3)

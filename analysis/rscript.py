@@ -11,13 +11,12 @@ they can be compared with results.csv line by line.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Study
 
+from .csv_text import to_csv
 from .models import AnalysisRun
 from .services.fitting import DEFAULT_PARAMETERS
 
@@ -65,11 +64,7 @@ def bradleyterry2_rows(*, study: Study):
 
 
 def bradleyterry2_csv(*, study: Study) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=BT2_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(bradleyterry2_rows(study=study))
-    return out.getvalue()
+    return to_csv(BT2_COLUMNS, bradleyterry2_rows(study=study))
 
 
 def bradleyterry2_script(*, study: Study, run: AnalysisRun | None = None) -> str:

@@ -5,6 +5,7 @@ from rest_framework import serializers
 from surveys.models import Question, Study, System
 
 from .models import AnalysisRun
+from .results import run_fields
 
 
 class SystemOut(serializers.ModelSerializer):
@@ -67,12 +68,17 @@ class ProgressOut(serializers.Serializer):
 
 
 class AnalysisRunOut(serializers.ModelSerializer):
+    """A finished run; systems, results and halo always in the current schema version (old runs upgraded)."""
+
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     parameters = serializers.JSONField(help_text="reference, order_effect, bootstrap, seed, split_halves, style.")
+    schema_version = serializers.IntegerField(help_text="The shape of systems, results and halo below.")
     systems = serializers.JSONField(help_text="Systems in item order: key, label, kind.")
     results = serializers.JSONField(
-        help_text="Per question key: fit (BTResult.as_dict), holm_p, stars, bootstrap, order_effect, "
-        "style_controlled, first_position_rate, separation_reliability, split_half_reliability, by_vignette."
+        help_text="Per question key (analysis.results.QuestionResult): question, text, position, n_judgments, fit, "
+        "problems, n_participants, holm_p, stars, intervals (by kind: label, answers, level, ci_low, ci_high, se, "
+        "details), order_effect, alternative_fits (by name: label, fit, problems), first_position_rate, "
+        "separation_reliability, split_half_reliability, by_vignette."
     )
     halo = serializers.JSONField(help_text="questions, matrix (correlations of estimates), mean_off_diagonal.")
 
@@ -90,12 +96,18 @@ class AnalysisRunOut(serializers.ModelSerializer):
             "data_hash",
             "git_revision",
             "parameters",
+            "schema_version",
             "systems",
             "results",
             "halo",
         ]
 
+    def to_representation(self, run):
+        return super().to_representation(run) | run_fields(run.read_results())
 
-class QueuedOut(serializers.Serializer):
-    queued = serializers.BooleanField()
+
+class RefitOut(serializers.Serializer):
+    queued = serializers.BooleanField(help_text="True: a worker will refit. False: no broker, it ran in the request.")
     study = serializers.CharField()
+    run = serializers.IntegerField(allow_null=True, help_text="The stored run's id, when it ran at once.")
+    detail = serializers.CharField(help_text="What happened, in a sentence for the researcher.")

@@ -12,7 +12,8 @@ from surveys.models import Study
 from . import exports, plots
 from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
-from .services import plan_power, queue_refit, study_progress
+from .services import RefitOutcome, plan_power, request_refit, study_progress
+from .services.dashboard import dashboard_results
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -41,14 +42,12 @@ def study_dashboard(request, slug):
     compare = CompareForm(request.GET or None, study=study)
     other = compare.cleaned_data["compare"] if compare.is_valid() else None
     other_run = AnalysisRun.objects.latest_for(other) if other else None
-    sections = exports.question_sections(run=run, beside=other_run)
     context = {
         "study": study,
         "progress": study_progress(study=study),
         "run": run,
         "run_id": str(run.pk) if run else "",
-        "sections": sections,
-        "halo_rows": list(zip(run.halo.get("questions", []), run.halo.get("matrix", []), strict=False)) if run else [],
+        "fitted": dashboard_results(run=run, beside=other_run),
         "recent_runs": AnalysisRun.objects.filter(study=study)[:8],
         "newest": AnalysisRun.objects.filter(study=study).first(),
         "compare_form": compare,
@@ -63,8 +62,9 @@ def study_dashboard(request, slug):
 @require_POST
 def refit(request, slug):
     study = get_object_or_404(Study, slug=slug)
-    queue_refit(study=study, requested_by=request.user)
-    messages.success(request, f"A refit of '{study.name}' was queued; the page shows it once it has finished.")
+    asked = request_refit(study=study, requested_by=request.user)
+    level = messages.ERROR if asked.outcome == RefitOutcome.UNREACHABLE else messages.SUCCESS
+    messages.add_message(request, level, asked.message)
     return redirect("analysis:study", slug=study.slug)
 
 
@@ -74,15 +74,17 @@ def plot(request, slug, question, fmt):
     """A question's forest plot; with ?compare=SLUG, beside the other study's latest on one x axis."""
     study = get_object_or_404(Study, slug=slug)
     run = chosen_run(request, study)
-    if fmt not in plots.CONTENT_TYPES or run is None or question not in run.results:
+    fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
+    if fitted is None or fitted.question(question) is None:
         raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
-    panels = [(run.systems, run.results[question], f"{study.name}: {question}")]
+    panels = [plots.Panel(fitted.systems, fitted.question(question), f"{study.name}: {question}")]
     if request.GET.get("compare"):
         other = get_object_or_404(Study, slug=request.GET["compare"])
         other_run = AnalysisRun.objects.latest_for(other)
-        if other_run is None or question not in other_run.results:
+        beside = other_run.read_results() if other_run else None
+        if beside is None or beside.question(question) is None:
             raise Http404(f"'{other.name}' has no finished analysis of '{question}'.")
-        panels.append((other_run.systems, other_run.results[question], f"{other.name}: {question}"))
+        panels.append(plots.Panel(beside.systems, beside.question(question), f"{other.name}: {question}"))
     response = HttpResponse(
         plots.render(plots.comparison_plot(panels=panels), fmt), content_type=plots.CONTENT_TYPES[fmt]
     )

@@ -137,15 +137,14 @@ def print_survey_run(once: dict, planted: dict) -> None:
     )
     print("| question | system | planted | estimate | SE | (estimate - planted) / SE |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for question, result in run.ordered_results():
-        for item in result["fit"]["items"]:
-            if item["item"] == run.parameters["reference"]:
+    for result in run.read_results().questions:
+        question = result.question
+        for item in result.fit.items if result.fit else []:
+            if item.item == run.parameters["reference"]:
                 continue
-            truth = planted[question].get(item["item"], 0.0)
-            gap = (item["estimate"] - truth) / item["se"]
-            print(
-                f"| {question} | {item['item']} | {truth:+.2f} | {item['estimate']:+.3f} | {item['se']:.3f} | {gap:+.2f} |"
-            )
+            truth = planted[question].get(item.item, 0.0)
+            gap = (item.estimate - truth) / item.se
+            print(f"| {question} | {item.item} | {truth:+.2f} | {item.estimate:+.3f} | {item.se:.3f} | {gap:+.2f} |")
     print()
 
 

@@ -53,7 +53,9 @@ def fit_batch_firth(
     iterations = 0
     while iterations < max_iter:
         idx = np.flatnonzero(active)
-        adjusted, hats = _adjusted_score(theta[idx], grouped, design, free, wins[idx], totals[idx], n_items)
+        adjusted, hats = _adjusted_score(
+            theta[idx], grouped=grouped, design=design, free=free, wins=wins[idx], totals=totals[idx], n_items=n_items
+        )
         active[idx[np.abs(adjusted).max(axis=1) <= tol]] = False
         if not active.any():
             break
@@ -71,7 +73,9 @@ def fit_batch_firth(
             max_iter=50,
         )
         theta[idx] = pseudo.theta
-    _, info = _score_and_information(theta, grouped.a, grouped.b, grouped.extra, wins, totals, n_items)
+    _, info = _score_and_information(
+        theta, a=grouped.a, b=grouped.b, extra=grouped.extra, wins=wins, totals=totals, n_items=n_items
+    )
     finite = np.isfinite(theta).all(axis=1)
     return BatchFit(theta, info[:, free[:, None], free], ~active & finite, iterations, free)
 
@@ -85,7 +89,16 @@ def _design(grouped: Grouped, n_items: int) -> np.ndarray:
     return design
 
 
-def _adjusted_score(theta, grouped, design, free, wins, totals, n_items) -> tuple[np.ndarray, np.ndarray]:
+def _adjusted_score(
+    theta: np.ndarray,
+    *,
+    grouped: Grouped,
+    design: np.ndarray,
+    free: np.ndarray,
+    wins: np.ndarray,
+    totals: np.ndarray,
+    n_items: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """Adjusted score over the free columns and the hat values of the rows, per batch member."""
     eta = _linear_predictor(theta, grouped.a, grouped.b, grouped.extra, n_items)
     prob = 1.0 / (1.0 + np.exp(-eta))

@@ -63,7 +63,7 @@ def fit(
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     names = list(item_names) if item_names is not None else [str(k) for k in range(n_items)]
     dense = first is None and covariates is None and not bias_reduced
-    _check_inputs(winners, losers, n_items, reference, names, indices=not dense)
+    _check_inputs(winners, losers, n_items=n_items, reference=reference, names=names, indices=not dense)
     data = FitData(
         winners,
         losers,
@@ -161,7 +161,9 @@ def _fitted_rows(table, estimable, data: FitData, signs) -> Grouped:
     )
 
 
-def _check_inputs(winners, losers, n_items, reference, names, *, indices=True) -> None:
+def _check_inputs(
+    winners: np.ndarray, losers: np.ndarray, *, n_items: int, reference: int, names: list[str], indices: bool = True
+) -> None:
     if winners.ndim != 1 or winners.shape != losers.shape:
         raise ValueError("winners and losers must be one-dimensional and of the same length.")
     if not 0 <= reference < n_items:

@@ -41,7 +41,16 @@ def _log_likelihood(eta: np.ndarray, wins: np.ndarray, totals: np.ndarray) -> np
     return (wins * eta - totals * np.logaddexp(0.0, eta)).sum(axis=1)
 
 
-def _score_and_information(theta, a, b, extra, wins, totals, n_items):
+def _score_and_information(
+    theta: np.ndarray,
+    *,
+    a: np.ndarray,
+    b: np.ndarray,
+    extra: np.ndarray,
+    wins: np.ndarray,
+    totals: np.ndarray,
+    n_items: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """Gradient and Fisher information (= observed for the logit link) over all columns."""
     eta = _linear_predictor(theta, a, b, extra, n_items)
     prob = 1.0 / (1.0 + np.exp(-eta))
@@ -93,18 +102,20 @@ def fit_batch(
     mask[reference] = False
     free = np.flatnonzero(mask)
     theta = np.zeros((batch, size)) if start is None else np.array(np.broadcast_to(start, (batch, size)))
-    args = (grouped.a, grouped.b, grouped.extra)
+    rows = {"a": grouped.a, "b": grouped.b, "extra": grouped.extra}
     active = np.ones(batch, bool)
     iterations = 0
     while active.any() and iterations < max_iter:
         iterations += 1
         idx = np.flatnonzero(active)
-        score, info = _score_and_information(theta[idx], *args, wins[idx], totals[idx], n_items)
+        score, info = _score_and_information(theta[idx], **rows, wins=wins[idx], totals=totals[idx], n_items=n_items)
         step = _solve(info[:, free[:, None], free], score[:, free])
         gain = 0.5 * np.einsum("ri,ri->r", score[:, free], step)
-        theta[np.ix_(idx, free)] = _halved(theta[idx], step, gain, free, args, wins[idx], totals[idx], n_items)
+        theta[np.ix_(idx, free)] = _halved(
+            theta[idx], step, gain, free=free, grouped=grouped, wins=wins[idx], totals=totals[idx], n_items=n_items
+        )
         active[idx[gain <= tol]] = False
-    _, info = _score_and_information(theta, *args, wins, totals, n_items)
+    _, info = _score_and_information(theta, **rows, wins=wins, totals=totals, n_items=n_items)
     finite = np.isfinite(theta).all(axis=1)
     return BatchFit(theta, info[:, free[:, None], free], ~active & finite, iterations, free)
 
@@ -116,7 +127,18 @@ def _solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         return np.einsum("rij,rj->ri", np.linalg.pinv(matrix), rhs)
 
 
-def _halved(theta, step, gain, free, args, wins, totals, n_items, tries=30):
+def _halved(
+    theta: np.ndarray,
+    step: np.ndarray,
+    gain: np.ndarray,
+    *,
+    free: np.ndarray,
+    grouped: Grouped,
+    wins: np.ndarray,
+    totals: np.ndarray,
+    n_items: int,
+    tries: int = 30,
+) -> np.ndarray:
     """theta + step, halving the step for members whose log-likelihood would drop.
 
     Members whose predicted gain is tiny are in Newton's quadratic zone, where the full step
@@ -126,12 +148,12 @@ def _halved(theta, step, gain, free, args, wins, totals, n_items, tries=30):
     if check.size == 0:
         return moved
     theta, step, wins, totals = theta[check], step[check], wins[check], totals[check]
-    before = _log_likelihood(_linear_predictor(theta, *args, n_items), wins, totals)
+    before = _log_likelihood(_linear_predictor(theta, grouped.a, grouped.b, grouped.extra, n_items), wins, totals)
     scale = np.ones(len(theta))
     for _ in range(tries):
         trial = theta.copy()
         trial[:, free] += scale[:, None] * step
-        after = _log_likelihood(_linear_predictor(trial, *args, n_items), wins, totals)
+        after = _log_likelihood(_linear_predictor(trial, grouped.a, grouped.b, grouped.extra, n_items), wins, totals)
         worse = ~(after >= before - 1e-12 * np.abs(before))
         if not worse.any():
             break

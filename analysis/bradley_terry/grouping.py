@@ -66,7 +66,9 @@ def group_comparisons(
     """Binomial rows keyed by (pair, order sign, covariates), with each comparison's row."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     if covariates is not None:
-        return _group_with_covariates(winners, losers, n_items, counts, signs, covariates)
+        return _group_with_covariates(
+            winners, losers, n_items=n_items, counts=counts, signs=signs, covariates=covariates
+        )
     grouped = group_table(count_table(winners, losers, n_items, counts=counts, signs=signs))
     sign = grouped.extra[:, 0].astype(np.int64) if grouped.extra.shape[1] else 0
     lookup = np.full(n_items * n_items * 3, -1)
@@ -77,7 +79,15 @@ def group_comparisons(
     return Grouped(grouped.a, grouped.b, grouped.extra, grouped.wins, grouped.totals, rows)
 
 
-def _group_with_covariates(winners, losers, n_items, counts, signs, covariates) -> Grouped:
+def _group_with_covariates(
+    winners: np.ndarray,
+    losers: np.ndarray,
+    *,
+    n_items: int,
+    counts: np.ndarray | None,
+    signs: np.ndarray | None,
+    covariates: np.ndarray,
+) -> Grouped:
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
     signs = np.zeros(len(winners), np.int64) if signs is None else np.asarray(signs, np.int64)
     a, b = np.minimum(winners, losers), np.maximum(winners, losers)

@@ -30,7 +30,9 @@ def find_problems(win_matrix: np.ndarray, reference: int, names: list[str]) -> t
     below = _reachable(graph, reference)
     for component in np.unique(strong[(weak == weak[reference]) & ~estimable]):
         members = np.flatnonzero(strong == component)
-        problems.append(_infinite_message(win_matrix, members, names, reference, above, below))
+        problems.append(
+            _infinite_message(win_matrix, members, names=names, reference=reference, above=above, below=below)
+        )
     return problems, estimable & played
 
 
@@ -117,7 +119,15 @@ def _reachable(graph, start: int) -> np.ndarray:
     return mask
 
 
-def _infinite_message(win_matrix, members, names, reference, above, below) -> str:
+def _infinite_message(
+    win_matrix: np.ndarray,
+    members: np.ndarray,
+    *,
+    names: list[str],
+    reference: int,
+    above: np.ndarray,
+    below: np.ndarray,
+) -> str:
     who = _quote(names, members)
     if len(members) == 1 and win_matrix[members[0]].sum() == 0:
         return f"{who} never wins: its ability is minus infinity; its estimate is left empty."

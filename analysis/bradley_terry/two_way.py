@@ -101,7 +101,9 @@ def two_way_bootstrap(
             chunk=chunk_size(table, n_boot, memory_budget),
         )
         estimates = refit_replicates(table, chunks, basis)[:, :n_items]
-        return _percentile_result(basis.full.estimates, estimates, clusters, weights, n_boot, level)
+        return _percentile_result(
+            basis.full.estimates, estimates, clusters=clusters, weights=weights, n_boot=n_boot, level=level
+        )
     basis, tables = prepare_tables(winners, losers, n_items, clusterings=[judges, vignettes, cells], **common)
     covariances, failed = [], {}
     for name, table in zip(("judge", "vignette", "cell"), tables, strict=True):
@@ -158,7 +160,15 @@ def _product_weights(
         yield judge[:, cell_judge] * vignette[:, cell_vignette]
 
 
-def _percentile_result(full_estimates, estimates, clusters, weights, n_boot, level) -> TwoWayBootstrapResult:
+def _percentile_result(
+    full_estimates: np.ndarray,
+    estimates: np.ndarray,
+    *,
+    clusters: dict[str, int],
+    weights: str,
+    n_boot: int,
+    level: float,
+) -> TwoWayBootstrapResult:
     percentiles = _percentiles(estimates, level)
     finite = estimates[np.isfinite(estimates).any(axis=1)]
     return TwoWayBootstrapResult(

@@ -1,14 +1,22 @@
 """Analysis services: read valid judgments, fit per question, store AnalysisRun snapshots.
 
 reading.py turns a study's valid judgments into arrays; fitting.py fits one question (with
-bootstrap, Holm, style control and diagnostics); refits.py stores runs and queues refits;
+bootstrap, Holm, style control and diagnostics); refits.py stores runs and queues refits (request_refit: the one entry of both refit buttons);
 progress.py reports a study's progress and plans power. Writes only AnalysisRun rows.
 """
 
 from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe, stars
 from .progress import plan_power, study_progress
 from .reading import QuestionData, StudyData, answer_word_counts, read_study_data
-from .refits import fail_interrupted_runs, git_revision, queue_refit, refit_live_studies, refit_study
+from .refits import (
+    RefitOutcome,
+    RefitRequest,
+    fail_interrupted_runs,
+    git_revision,
+    refit_live_studies,
+    refit_study,
+    request_refit,
+)
 
 __all__ = [
     "DEFAULT_PARAMETERS",
@@ -21,10 +29,12 @@ __all__ = [
     "halo_correlations",
     "json_safe",
     "plan_power",
-    "queue_refit",
     "read_study_data",
     "refit_live_studies",
     "refit_study",
+    "request_refit",
+    "RefitOutcome",
+    "RefitRequest",
     "stars",
     "study_progress",
 ]

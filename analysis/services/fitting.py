@@ -1,14 +1,32 @@
-"""One question's fits and diagnostics, JSON-ready; the maths is in analysis.bradley_terry."""
+"""One question's fits and diagnostics as a typed QuestionResult; the maths is in analysis.bradley_terry.
+
+Extra interval kinds are entries in INTERVALS (with their description in analysis.results.INTERVAL_KINDS):
+each takes the question's arrays and its main fit and returns per-system bounds, or None when it cannot.
+"""
 
 from __future__ import annotations
 
 import math
 import statistics
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import bradley_terry as bt
+from ..results import (
+    ALTERNATIVE_FITS,
+    INTERVAL_KINDS,
+    AlternativeFit,
+    EffectEstimate,
+    Fit,
+    Halo,
+    Interval,
+    ItemEstimate,
+    QuestionResult,
+    VignetteFit,
+)
 from .reading import QuestionData
 
 DEFAULT_PARAMETERS = {
@@ -44,55 +62,152 @@ def stars(p: float | None) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
 
 
-def fit_question(data: QuestionData, *, systems: list[dict], reference: int, parameters: dict) -> dict:
-    """Every estimate and diagnostic of one question, JSON-ready."""
-    names = [s["key"] for s in systems]
-    n_items = len(names)
+@dataclass(frozen=True)
+class Judged:
+    """One question's valid judgments as arrays over the systems (item order), and how to fit them."""
+
+    winners: np.ndarray
+    losers: np.ndarray
+    first: np.ndarray  # the item shown first
+    clusters: np.ndarray  # the judge (participant) of each judgment
+    vignettes: np.ndarray
+    style: np.ndarray  # word-count difference, winner minus loser
+    names: list[str]
+    reference: int
+    parameters: dict
+
+    @property
+    def n_items(self) -> int:
+        return len(self.names)
+
+    def first_in_estimates(self) -> np.ndarray | None:
+        return self.first if self.parameters["order_effect"] else None
+
+
+def fit_question(
+    data: QuestionData, *, systems: list[dict], reference: int, parameters: dict, position: int, vignette_keys: dict
+) -> QuestionResult:
+    """Every estimate and diagnostic of one question."""
     winners, losers, first, clusters, vignettes, style = data.arrays()
-    out: dict = {"question": data.key, "text": data.text, "n_judgments": int(len(winners))}
-    if len(winners) == 0:
-        out |= {"fit": None, "problems": ["No valid judgments on this question yet."]}
-        return out
-    rng = np.random.default_rng(parameters["seed"])
-    use_first = first if parameters["order_effect"] else None
-    main = bt.fit(winners, losers, n_items, reference=reference, first=use_first, item_names=names)
-    out["fit"] = main.as_dict()
-    out["problems"] = list(main.problems)
-    out["n_participants"] = int(len(np.unique(clusters)))
-    out["holm_p"] = bt.holm(main.p)
-    out["stars"] = [stars(p) for p in main.p]
-    out["bootstrap"] = _bootstrap(winners, losers, n_items, reference, clusters, use_first, rng, parameters)
-    ordered = bt.fit(winners, losers, n_items, reference=reference, first=first, item_names=names)
-    out["order_effect"] = ordered.order_effect.as_dict() if ordered.order_effect else None
-    out["style_controlled"] = _style_controlled(
-        winners, losers, n_items, reference, use_first, style, names, parameters
+    judged = Judged(
+        winners, losers, first, clusters, vignettes, style, [s["key"] for s in systems], reference, parameters
     )
-    out["first_position_rate"] = bt.first_position_rate(first, winners)
-    out["separation_reliability"] = _guarded(bt.separation_reliability, main) if main.converged else None
-    out["split_half_reliability"] = _split_half(winners, losers, clusters, n_items, reference, rng, parameters)
-    out["by_vignette"] = _by_vignette(winners, losers, vignettes, n_items, reference, names)
-    return json_safe(out)
+    if len(winners) == 0:
+        return QuestionResult(
+            question=data.key,
+            text=data.text,
+            position=position,
+            n_judgments=0,
+            fit=None,
+            problems=["No valid judgments on this question yet."],
+        )
+    rng = np.random.default_rng(parameters["seed"])
+    main = _fit(judged, first=judged.first_in_estimates())
+    intervals = {}
+    for kind, compute in INTERVALS.items():  # before the split halves: both draw from rng, in this order
+        interval = compute(judged=judged, main=main, rng=rng)
+        if interval is not None:
+            intervals[kind] = interval
+    ordered = _fit(judged, first=first)
+    return QuestionResult(
+        question=data.key,
+        text=data.text,
+        position=position,
+        n_judgments=len(winners),
+        fit=fit_of(main),
+        problems=list(main.problems),
+        n_participants=len(np.unique(clusters)),
+        holm_p=json_safe(bt.holm(main.p)),
+        stars=[stars(p) for p in main.p],
+        intervals=intervals,
+        order_effect=effect_of(ordered.order_effect),
+        alternative_fits={"style_controlled": _style_controlled(judged), "bias_reduced": _bias_reduced(judged)},
+        first_position_rate=json_safe(bt.first_position_rate(first, winners)),
+        separation_reliability=json_safe(_guarded(bt.separation_reliability, main)) if main.converged else None,
+        split_half_reliability=json_safe(_split_half(judged, rng=rng)),
+        by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
+    )
 
 
-def _style_controlled(winners, losers, n_items, reference, first, style, names, parameters) -> dict:
+def _fit(judged: Judged, *, first: np.ndarray | None = None, covariates: np.ndarray | None = None) -> bt.BTResult:
+    return bt.fit(
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        first=first,
+        covariates=covariates,
+        item_names=judged.names,
+    )
+
+
+def fit_of(result: bt.BTResult) -> Fit:
+    """What a run stores of one fit: JSON-ready numbers (nan and infinities are None)."""
+    numbers = (result.estimates, result.se, result.z, result.p, result.ci_low, result.ci_high)
+    return Fit(
+        reference=result.reference,
+        n_comparisons=int(result.n_comparisons),
+        log_likelihood=json_safe(result.log_likelihood),
+        deviance=json_safe(result.deviance),
+        null_deviance=json_safe(result.null_deviance),
+        converged=bool(result.converged),
+        iterations=int(result.iterations),
+        items=[
+            ItemEstimate(
+                result.item_names[k],
+                *(json_safe(float(values[k])) for values in numbers),
+                wins=round(float(result.wins[k])),
+                losses=round(float(result.losses[k])),
+            )
+            for k in range(len(result.item_names))
+        ],
+        order_effect=effect_of(result.order_effect),
+        covariate_effects=(
+            None if result.covariate_effects is None else [effect_of(e) for e in result.covariate_effects]
+        ),
+        problems=list(result.problems),
+    )
+
+
+def effect_of(effect: bt.Effect | None) -> EffectEstimate | None:
+    if effect is None:
+        return None
+    numbers = (effect.estimate, effect.se, effect.z, effect.p, effect.ci_low, effect.ci_high)
+    return EffectEstimate(effect.name, *(json_safe(float(value)) for value in numbers))
+
+
+def _style_controlled(judged: Judged) -> AlternativeFit:
     """The fit with the answers' length difference as a covariate (Chatbot Arena's style control).
 
     When every judged pair had answers of equal length there is nothing to control for; when each
     system's answers are equally long on every vignette the covariate is confounded with the
     systems and the fit says it is not identifiable.
     """
-    if not np.any(style):
-        return {"items": None, "covariate_effects": None, "problems": ["No length differences to control for."]}
-    styled = bt.fit(
-        winners,
-        losers,
-        n_items,
-        reference=reference,
-        first=first,
-        covariates=(style / parameters["style_per_words"])[:, None],
-        item_names=names,
+    label = ALTERNATIVE_FITS["style_controlled"]
+    if not np.any(judged.style):
+        return AlternativeFit(label=label, fit=None, problems=["No length differences to control for."])
+    covariates = (judged.style / judged.parameters["style_per_words"])[:, None]
+    return AlternativeFit(
+        label=label, fit=fit_of(_fit(judged, first=judged.first_in_estimates(), covariates=covariates))
     )
-    return styled.as_dict()
+
+
+def _bias_reduced(judged: Judged) -> AlternativeFit:
+    """Firth's bias-reduced fit (BTm(..., br = TRUE)): finite for a system that never wins."""
+    label = ALTERNATIVE_FITS["bias_reduced"]
+    result = _guarded(
+        bt.fit,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        first=judged.first_in_estimates(),
+        item_names=judged.names,
+        bias_reduced=True,
+    )
+    if result is None:
+        return AlternativeFit(label=label, fit=None, problems=["The bias-reduced fit could not be computed."])
+    return AlternativeFit(label=label, fit=fit_of(result))
 
 
 def _guarded(function, *args, **kwargs):
@@ -105,83 +220,156 @@ def _guarded(function, *args, **kwargs):
         return None
 
 
-def _bootstrap(winners, losers, n_items, reference, clusters, first, rng, parameters) -> dict | None:
-    if parameters["bootstrap"] < 1 or len(np.unique(clusters)) < 2:
+def _participant_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """Percentile intervals from resampling judges (participants) with all their judgments."""
+    n_boot = judged.parameters["bootstrap"]
+    if n_boot < 1 or len(np.unique(judged.clusters)) < 2:
         return None
     result = _guarded(
         bt.bootstrap,
-        winners,
-        losers,
-        n_items,
-        reference=reference,
-        clusters=clusters,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        clusters=judged.clusters,
         rng=rng,
-        first=first,
-        n_boot=parameters["bootstrap"],
+        first=judged.first_in_estimates(),
+        n_boot=n_boot,
     )
     if result is None:
         return None
-    return {
-        "n_boot": parameters["bootstrap"],
-        "n_failed": result.n_failed,
-        "level": result.level,
-        "ci_low": result.ci_low,
-        "ci_high": result.ci_high,
-        "se": result.se,
-    }
+    return _interval("bootstrap", result, details={"n_boot": n_boot, "n_failed": int(result.n_failed)})
 
 
-def _split_half(winners, losers, clusters, n_items, reference, rng, parameters) -> float | None:
-    if len(np.unique(clusters)) < 4 or parameters["split_halves"] < 1:
+def _two_way_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """The judge x answer (vignette) cluster-robust sandwich, t with (fewer clusters - 1) df."""
+    if not _two_way_possible(judged):
         return None
-    return _guarded(
-        bt.split_half_reliability,
-        winners,
-        losers,
-        clusters,
-        n_items,
-        reference,
-        rng,
-        n_splits=parameters["split_halves"],
+    result = _guarded(
+        bt.cluster_robust,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=judged.vignettes,
+        first=judged.first_in_estimates(),
+        item_names=judged.names,
+        fitted=main,
+    )
+    if result is None:
+        return None
+    return _interval(
+        "two_way_robust", result, details={"df": result.df, **{f"n_{k}": v for k, v in result.clusters.items()}}
     )
 
 
-def _by_vignette(winners, losers, vignettes, n_items, reference, names) -> list[dict]:
+def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """Judge x vignette bootstrap (inclusion-exclusion, as R's vcovBS), on a generator of its own."""
+    n_boot = judged.parameters["bootstrap"]
+    if n_boot < 1 or not _two_way_possible(judged):
+        return None
+    result = _guarded(
+        bt.two_way_bootstrap,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=judged.vignettes,
+        # Its own stream: the participant bootstrap and the split halves keep their numbers for a seed.
+        rng=np.random.default_rng([judged.parameters["seed"], 2]),
+        first=judged.first_in_estimates(),
+        n_boot=n_boot,
+    )
+    if result is None:
+        return None
+    failed = {f"n_failed_{k}": v for k, v in result.n_failed.items()}
+    return _interval("two_way_bootstrap", result, details={"n_boot": n_boot, "df": result.df, **failed})
+
+
+def _two_way_possible(judged: Judged) -> bool:
+    return len(np.unique(judged.clusters)) >= 2 and len(np.unique(judged.vignettes)) >= 2
+
+
+def _interval(kind: str, result, *, details: dict) -> Interval:
+    described = INTERVAL_KINDS[kind]
+    return Interval(
+        label=described.label,
+        answers=described.answers,
+        level=float(result.level),
+        ci_low=json_safe(result.ci_low),
+        ci_high=json_safe(result.ci_high),
+        se=json_safe(result.se),
+        details=json_safe(details),
+    )
+
+
+# Interval kind -> its computation; the kind's label and question are in analysis.results.INTERVAL_KINDS.
+INTERVALS: dict[str, Callable[..., Interval | None]] = {
+    "bootstrap": _participant_bootstrap,
+    "two_way_robust": _two_way_robust,
+    "two_way_bootstrap": _two_way_bootstrap,
+}
+
+
+def _split_half(judged: Judged, *, rng: np.random.Generator) -> float | None:
+    if len(np.unique(judged.clusters)) < 4 or judged.parameters["split_halves"] < 1:
+        return None
+    return _guarded(
+        bt.split_half_reliability,
+        judged.winners,
+        judged.losers,
+        judged.clusters,
+        judged.n_items,
+        judged.reference,
+        rng,
+        n_splits=judged.parameters["split_halves"],
+    )
+
+
+def _by_vignette(judged: Judged, *, vignette_keys: dict[int, str]) -> list[VignetteFit]:
     """Per vignette: estimates, SEs, wins and losses, and what broke the fit there."""
     breakdown = []
-    for vignette in np.unique(vignettes):
-        rows = vignettes == vignette
-        result = bt.fit(winners[rows], losers[rows], n_items, reference=reference, item_names=names)
+    for vignette in np.unique(judged.vignettes):
+        rows = judged.vignettes == vignette
+        result = bt.fit(
+            judged.winners[rows],
+            judged.losers[rows],
+            judged.n_items,
+            reference=judged.reference,
+            item_names=judged.names,
+        )
         breakdown.append(
-            {
-                "vignette_id": int(vignette),
-                "n_judgments": int(rows.sum()),
-                "estimates": result.estimates,
-                "se": result.se,
-                "wins": result.wins,
-                "losses": result.losses,
-                "problems": list(result.problems),
-            }
+            VignetteFit(
+                vignette_id=int(vignette),
+                vignette=vignette_keys.get(int(vignette), str(int(vignette))),
+                n_judgments=int(rows.sum()),
+                estimates=json_safe(result.estimates),
+                se=json_safe(result.se),
+                wins=[round(float(w)) for w in result.wins],
+                losses=[round(float(w)) for w in result.losses],
+                problems=list(result.problems),
+            )
         )
     return breakdown
 
 
-def halo_correlations(results: dict) -> dict:
+def halo_correlations(questions: list[QuestionResult]) -> Halo:
     """Pearson correlation of the system estimates between every two questions (finite systems only)."""
-    keys = [key for key, result in results.items() if result.get("fit")]
+    fitted = [question for question in questions if question.fit]
+    estimates = [np.array([i.estimate for i in q.fit.items], dtype=float) for q in fitted]
     matrix = []
-    for first in keys:
+    for x in estimates:
         row = []
-        for second in keys:
-            x = np.array([i["estimate"] for i in results[first]["fit"]["items"]], dtype=float)
-            y = np.array([i["estimate"] for i in results[second]["fit"]["items"]], dtype=float)
+        for y in estimates:
             both = np.isfinite(x) & np.isfinite(y)
             enough = both.sum() >= 3 and np.std(x[both]) > 0 and np.std(y[both]) > 0
-            row.append(float(np.corrcoef(x[both], y[both])[0, 1]) if enough else None)
+            row.append(json_safe(float(np.corrcoef(x[both], y[both])[0, 1])) if enough else None)
         matrix.append(row)
     off_diagonal = [v for i, row in enumerate(matrix) for j, v in enumerate(row) if i < j and v is not None]
-    return {
-        "questions": keys,
-        "matrix": matrix,
-        "mean_off_diagonal": statistics.fmean(off_diagonal) if off_diagonal else None,
-    }
+    return Halo(
+        questions=[question.question for question in fitted],
+        matrix=matrix,
+        mean_off_diagonal=statistics.fmean(off_diagonal) if off_diagonal else None,
+    )

@@ -5,18 +5,20 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+from dataclasses import dataclass
 from datetime import timedelta
-from functools import partial
+from enum import StrEnum
 
+import kombu.exceptions
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
 
 from surveys.models import Study
 
 from ..models import AnalysisRun
+from ..results import RunResults, SystemAtFit, run_fields
 from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe
 from .reading import read_study_data
 
@@ -59,11 +61,17 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     try:
         data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
-        results = {
-            question.key: fit_question(question, systems=data.systems, reference=data.reference, parameters=parameters)
-            | {"position": position}
+        questions = [
+            fit_question(
+                question,
+                systems=data.systems,
+                reference=data.reference,
+                parameters=parameters,
+                position=position,
+                vignette_keys=data.vignette_keys,
+            )
             for position, question in enumerate(data.questions)
-        }
+        ]
     except (ValidationError, ValueError, np.linalg.LinAlgError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         log.warning("refit of study %s failed: %s", study.slug, message)
@@ -71,9 +79,11 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     except Exception as exc:  # an unexpected bug: record it on the run, then let the worker see it
         _mark_failed(run, f"{type(exc).__name__}: {exc}")
         raise
-    for result in results.values():
-        for entry in result.get("by_vignette", []):
-            entry["vignette"] = data.vignette_keys.get(entry["vignette_id"], str(entry["vignette_id"]))
+    fitted = RunResults(
+        systems=[SystemAtFit(**system) for system in data.systems],
+        questions=questions,
+        halo=halo_correlations(questions),
+    )
     AnalysisRun.objects.filter(pk=run.pk).update(
         status=AnalysisRun.Status.DONE,
         finished_at=timezone.now(),
@@ -81,9 +91,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
         n_participants=data.participant_count,
         data_hash=data.data_hash,
         parameters=json_safe(parameters),
-        systems=data.systems,
-        results=results,
-        halo=json_safe(halo_correlations(results)),
+        **run_fields(fitted),
     )
     run.refresh_from_db()
     log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)
@@ -112,9 +120,51 @@ def refit_live_studies(*, trigger: str = AnalysisRun.Trigger.NIGHTLY) -> list[An
     return [refit_study(study=study, trigger=trigger) for study in Study.objects.filter(status=Study.Status.LIVE)]
 
 
-def queue_refit(*, study: Study, requested_by=None) -> None:
-    """Ask a worker to refit the study once the current transaction commits."""
-    from .. import tasks  # tasks import this module
+class RefitOutcome(StrEnum):
+    QUEUED = "queued"  # a worker will refit
+    RAN = "ran"  # no broker configured: refitted in the request
+    UNREACHABLE = "unreachable"  # a broker is configured but does not answer: nothing was queued
 
+
+@dataclass(frozen=True)
+class RefitRequest:
+    outcome: RefitOutcome
+    message: str  # what to tell the researcher
+    run: AnalysisRun | None = None  # the stored run when it ran in the request
+
+
+def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
+    """A researcher's "Refit now" (dashboard and API): queue a refit, or say why it was not queued.
+
+    Sent at once rather than on commit, so the researcher learns whether the broker took it: the task
+    reads only committed judgments, nothing this request writes. A broker that cannot be reached
+    leaves nothing behind (no run row, no message) and is a message, never a 500.
+    """
+    from moraljudge.celery import app  # the Celery app imports every app's tasks
+
+    from .. import tasks
+
+    if app.conf.task_always_eager:  # no broker configured (the quickstart): refit in the request
+        run = refit_study(study=study, trigger=AnalysisRun.Trigger.ON_DEMAND, requested_by=requested_by)
+        return RefitRequest(
+            RefitOutcome.RAN,
+            f"No task queue is configured (REDIS_URL and CELERY_BROKER_URL are empty), so the refit of '{study.name}' ran now: "
+            f"run {run.pk}, {run.get_status_display().lower()}.",
+            run,
+        )
     user_id = requested_by.pk if requested_by is not None else None
-    transaction.on_commit(partial(tasks.refit_study.delay, study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id))
+    try:
+        with app.connection_for_write() as connection:  # a fresh connection: the broker may be back
+            tasks.refit_study.apply_async(
+                args=[study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id], connection=connection
+            )
+    except (kombu.exceptions.OperationalError, OSError) as exc:
+        log.warning("refit of study %s not queued: broker unreachable (%s)", study.slug, exc)
+        return RefitRequest(
+            RefitOutcome.UNREACHABLE,
+            f"The task queue cannot be reached, so no refit of '{study.name}' was queued and nothing changed. "
+            f"Try again in a minute, or run `manage.py refit {study.slug}` on the server.",
+        )
+    return RefitRequest(
+        RefitOutcome.QUEUED, f"A refit of '{study.name}' was queued; the page shows it once it has finished."
+    )

@@ -17,6 +17,7 @@ from analysis.models import AnalysisRun
 from analysis.services import refit_study
 
 from ..conftest import make_judged_study, make_study
+from .conftest import queued
 
 FAST = {"bootstrap": 50, "split_halves": 10}
 MY_PATHS = [
@@ -102,14 +103,13 @@ def test_a_study_without_results_is_404_with_a_reason(api, db):
     assert response.status_code == 404 and "refit it first" in response.json()["detail"]
 
 
-def test_a_refit_is_queued_on_commit_and_answers_202(api, fitted, token, django_capture_on_commit_callbacks):
+def test_a_refit_is_queued_and_answers_202(api, fitted, token, memory_broker):
     study, _ = fitted
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = api.post("/api/studies/judged/refit/")
-    assert response.status_code == 202 and response.json() == {"queued": True, "study": "judged"}
-    [queued] = callbacks
-    assert queued.func == tasks.refit_study.delay and queued.args == (study.pk, "on-demand", token.user.pk)
-    tasks.refit_study(*queued.args)  # what the worker then runs
+    response = api.post("/api/studies/judged/refit/")
+    assert response.status_code == 202 and response.json()["queued"] is True and response.json()["study"] == "judged"
+    [message] = queued()
+    assert message == {"task": tasks.refit_study.name, "args": [study.pk, "on-demand", token.user.pk]}
+    tasks.refit_study(*message["args"])  # what the worker then runs
     latest = AnalysisRun.objects.latest_for(study)
     assert latest.trigger == AnalysisRun.Trigger.ON_DEMAND and latest.requested_by == token.user
     assert api.get("/api/studies/judged/refit/").status_code == 405

@@ -8,6 +8,7 @@ from analysis.services import refit_study
 from surveys.models import System
 
 from ..conftest import QUESTION_KEYS, make_judged_study, make_study
+from .conftest import queued
 
 FAST = {"bootstrap": 50, "split_halves": 10}
 
@@ -149,12 +150,12 @@ def test_an_unknown_comparison_study_is_a_form_error_not_a_crash(staff_client, f
     assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
 
 
-def test_the_refit_button_queues_a_refit_that_stores_a_run(staff_client, fitted, django_capture_on_commit_callbacks):
+def test_the_refit_button_queues_a_refit(staff_client, fitted, memory_broker):
     study, _ = fitted
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = staff_client.post("/dashboard/judged/refit/")
+    response = staff_client.post("/dashboard/judged/refit/")
     assert response.status_code == 302 and response["Location"] == "/dashboard/judged/"
-    assert len(callbacks) == 1
+    assert [message["args"][0] for message in queued()] == [study.pk]
+    assert "was queued" in staff_client.get("/dashboard/judged/").content.decode()
     assert staff_client.get("/dashboard/judged/refit/").status_code == 405
 
 

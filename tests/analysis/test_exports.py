@@ -8,10 +8,6 @@ import pytest
 
 from analysis import bradley_terry as bt
 from analysis.exports import (
-    BT2_COLUMNS,
-    DEMOGRAPHIC_COLUMNS,
-    JUDGMENT_COLUMNS,
-    RESULT_COLUMNS,
     bradleyterry2_csv,
     bradleyterry2_script,
     demographics_csv,
@@ -27,6 +23,19 @@ from surveys.models import Judgment, Participant
 from ..conftest import fabricate_judgments, make_judged_study
 
 FAST = {"bootstrap": 50, "split_halves": 10}
+
+# The published headers, spelled out: researchers' scripts read these names, so a renamed column
+# must fail here rather than follow the code's own constant.
+JUDGMENT_HEADER = [
+    "participant", "vignette", "question", "system_a", "system_b", "shown_first",
+    "winner", "loser", "winner_position", "assignment_position", "seconds",
+]  # fmt: skip
+RESULT_HEADER = [
+    "question", "system", "label", "estimate", "se", "z", "p", "p_holm", "stars", "ci_low", "ci_high",
+    "boot_ci_low", "boot_ci_high", "style_estimate", "style_se", "wins", "losses",
+]  # fmt: skip
+BT2_HEADER = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
+DEMOGRAPHIC_HEADER = ["variable", "value", "n", "percent"]
 
 
 def rows(text):
@@ -49,7 +58,7 @@ def test_the_judgments_csv_has_one_row_per_valid_pick_with_hashed_participants(j
     )
     text = judgments_csv(study=judged)
     table = rows(text)
-    assert text.splitlines()[0].split(",") == JUDGMENT_COLUMNS
+    assert text.splitlines()[0].split(",") == JUDGMENT_HEADER
     assert len(table) == Judgment.objects.valid().count() == 30 * 3 * 5
     first = Judgment.objects.valid().order_by("id").select_related("assignment__participant").first()
     pid = first.assignment.participant.prolific_pid
@@ -69,7 +78,7 @@ def test_the_pseudonym_depends_on_the_secret_key(settings):
 
 def test_results_csv_has_a_row_per_question_and_system_with_stars(run):
     table = rows(results_csv(run=run))
-    assert list(table[0]) == RESULT_COLUMNS
+    assert list(table[0]) == RESULT_HEADER
     assert len(table) == 5 * 3
     beta = next(row for row in table if row["question"] == "features" and row["system"] == "beta")
     fit = run.results["features"]["fit"]["items"][1]
@@ -87,7 +96,7 @@ def test_results_json_is_the_whole_snapshot(run):
 
 def test_the_bradleyterry2_file_refits_to_the_same_estimates(judged, run):
     table = rows(bradleyterry2_csv(study=judged))
-    assert list(table[0]) == BT2_COLUMNS
+    assert list(table[0]) == BT2_HEADER
     features = [row for row in table if row["question"] == "features"]
     assert sum(int(r["win1"]) + int(r["win2"]) for r in features) == run.results["features"]["n_judgments"]
     names = ["alpha", "beta", "gamma"]
@@ -124,7 +133,7 @@ def test_demographics_count_valid_participants_per_category(judged):
         demographics=lambda n: {"gender": "Excluded"},
     )
     table = rows(demographics_csv(study=judged))
-    assert list(table[0]) == DEMOGRAPHIC_COLUMNS
+    assert list(table[0]) == DEMOGRAPHIC_HEADER
     assert table[0] == {"variable": "valid participants", "value": "", "n": "30", "percent": "100.0"}
     gender = {row["value"]: row for row in table if row["variable"] == "gender"}
     assert gender["Woman"]["n"] == "29" and gender["Woman"]["percent"] == "96.7" and gender["Man"]["n"] == "1"

@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from analysis import tasks
 from analysis.models import AnalysisRun
-from analysis.services import queue_refit
 from surveys.services.lifecycle import close_study
 
 from ..conftest import make_judged_study, make_study
@@ -48,12 +47,6 @@ def test_the_nightly_task_refits_only_live_studies(judged):
     assert [run.study for run in runs] == [judged]
     assert runs[0].trigger == AnalysisRun.Trigger.NIGHTLY
     assert not AnalysisRun.objects.filter(study__in=[draft, closed]).exists()
-
-
-def test_a_refit_asked_for_in_a_transaction_is_queued_only_on_commit(judged, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        queue_refit(study=judged)
-    assert len(callbacks) == 1 and not AnalysisRun.objects.exists()
 
 
 def test_the_beat_schedule_refits_nightly_at_the_configured_time():

@@ -34,13 +34,13 @@ def stored_numbers(run: AnalysisRun) -> dict[tuple[str, str], dict[str, float]]:
     """(question, system or "first") -> estimate, se, z, p, p_holm, ci_low, ci_high as the run
     stores them: the one place that knows the run's result layout."""
     numbers = {}
-    for question, result in run.results.items():
-        for k, item in enumerate(result["fit"]["items"]):
-            numbers[(question, item["item"])] = {
-                key: item[key] for key in ("estimate", "se", "z", "p", "ci_low", "ci_high")
-            } | {"p_holm": result["holm_p"][k]}
-        order = result["fit"].get("order_effect") or result["order_effect"]
-        numbers[(question, "first")] = {key: order[key] for key in ("estimate", "se", "z", "p")}
+    for result in run.read_results().questions:
+        for k, item in enumerate(result.fit.items):
+            numbers[(result.question, item.item)] = {
+                key: getattr(item, key) for key in ("estimate", "se", "z", "p", "ci_low", "ci_high")
+            } | {"p_holm": result.holm_p[k]}
+        order = result.fit.order_effect or result.order_effect
+        numbers[(result.question, "first")] = {key: getattr(order, key) for key in ("estimate", "se", "z", "p")}
     return numbers
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from analysis.models import AnalysisRun
+from analysis.results import CURRENT_VERSION
 from analysis.services import json_safe, read_study_data, refit_study, study_progress
 from surveys.models import Answer, Cell, Judgment, Participant
 from surveys.services.lifecycle import go_live
@@ -45,23 +46,26 @@ def test_the_run_keeps_parameters_snapshot_hash_and_revision(judged):
 
 def test_each_question_carries_diagnostics_bootstrap_holm_style_and_vignettes(judged):
     run = refit_study(study=judged, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
-    result = run.results["features"]
-    assert len(result["holm_p"]) == 3 and result["holm_p"][0] is None
-    assert result["stars"][0] == ""
-    boot = result["bootstrap"]
-    assert boot["n_boot"] == 100 and len(boot["ci_low"]) == 3
-    beta_low, beta_high = boot["ci_low"][1], boot["ci_high"][1]
-    assert beta_low < result["fit"]["items"][1]["estimate"] < beta_high
-    assert result["order_effect"]["name"] == "order"
-    assert 0.0 < result["first_position_rate"] < 1.0
-    assert result["separation_reliability"] is not None
-    assert result["split_half_reliability"] is not None
-    assert result["style_controlled"]["problems"] == ["No length differences to control for."]
-    assert sorted(v["vignette"] for v in result["by_vignette"]) == ["v1", "v2", "v3"]
-    assert sum(v["n_judgments"] for v in result["by_vignette"]) == result["n_judgments"]
-    halo = run.halo
-    assert halo["questions"][0] == "features" and len(halo["matrix"]) == 5
-    assert halo["matrix"][0][0] == pytest.approx(1.0)
+    assert run.schema_version == CURRENT_VERSION
+    result = run.read_results().question("features")
+    assert len(result.holm_p) == 3 and result.holm_p[0] is None
+    assert result.stars[0] == ""
+    boot = result.intervals["bootstrap"]
+    assert boot.details["n_boot"] == 100 and len(boot.ci_low) == 3 and boot.label == "Bootstrap CI"
+    assert boot.answers.startswith("Judges:")
+    beta_low, beta_high = boot.ci_low[1], boot.ci_high[1]
+    assert beta_low < result.fit.items[1].estimate < beta_high
+    assert result.order_effect.name == "order"
+    assert 0.0 < result.first_position_rate < 1.0
+    assert result.separation_reliability is not None
+    assert result.split_half_reliability is not None
+    styled = result.alternative_fits["style_controlled"]
+    assert styled.fit is None and styled.problems == ["No length differences to control for."]
+    assert sorted(v.vignette for v in result.by_vignette) == ["v1", "v2", "v3"]
+    assert sum(v.n_judgments for v in result.by_vignette) == result.n_judgments
+    halo = run.read_results().halo
+    assert halo.questions[0] == "features" and len(halo.matrix) == 5
+    assert halo.matrix[0][0] == pytest.approx(1.0)
 
 
 def test_excluded_returned_and_preview_participants_are_left_out(judged):
@@ -154,10 +158,11 @@ def test_style_control_estimates_a_length_effect_beside_the_abilities(db):
     study = go_live(study=study)
     fabricate_judgments(study, ABILITIES, participants=150, seed=8)
     run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
-    styled = run.results["features"]["style_controlled"]
-    effect = styled["covariate_effects"][0]
-    assert effect["name"] == "covariate 0" and abs(effect["estimate"]) < 3 * effect["se"]  # judges ignore length
-    plain = [item["estimate"] for item in run.results["features"]["fit"]["items"]]
-    controlled = [item["estimate"] for item in styled["items"]]
+    result = run.read_results().question("features")
+    styled = result.alternative_fits["style_controlled"].fit
+    effect = styled.covariate_effects[0]
+    assert effect.name == "covariate 0" and abs(effect.estimate) < 3 * effect.se  # judges ignore length
+    plain = [item.estimate for item in result.fit.items]
+    controlled = [item.estimate for item in styled.items]
     np.testing.assert_allclose(controlled, plain, atol=0.25)
     assert run.parameters["style_per_words"] == 100

@@ -33,16 +33,15 @@ class Command(BaseCommand):
             f"Run {run.pk} of '{slug}': {run.n_judgments} valid judgments from {run.n_participants} participants, "
             f"{len(run.results)} questions, data {run.data_hash[:12]}."
         )
-        for key, result in run.ordered_results():
-            fit = result.get("fit")
-            if not fit:
-                self.stdout.write(f"  {key}: {'; '.join(result.get('problems', []))}")
+        for question in run.read_results().questions:
+            if question.fit is None:
+                self.stdout.write(f"  {question.question}: {'; '.join(question.problems)}")
                 continue
             ranked = sorted(
-                fit["items"], key=lambda item: -(item["estimate"] if item["estimate"] is not None else -1e9)
+                question.fit.items, key=lambda item: -(item.estimate if item.estimate is not None else -1e9)
             )
             summary = ", ".join(
-                f"{item['item']} {item['estimate']:+.2f}" if item["estimate"] is not None else f"{item['item']} -"
+                f"{item.item} {item.estimate:+.2f}" if item.estimate is not None else f"{item.item} -"
                 for item in ranked
             )
-            self.stdout.write(f"  {key}: {summary}")
+            self.stdout.write(f"  {question.question}: {summary}")

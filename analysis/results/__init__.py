@@ -1,0 +1,47 @@
+"""Stored analysis results, typed and versioned: shapes (the dataclasses) and versions (reading old runs).
+
+No Django here: AnalysisRun.read_results() hands its JSON fields to `read`, fitting builds the shapes.
+"""
+
+from .shapes import (
+    ALTERNATIVE_FITS,
+    INTERVAL_KINDS,
+    AlternativeFit,
+    EffectEstimate,
+    Fit,
+    Halo,
+    Interval,
+    IntervalKind,
+    ItemEstimate,
+    QuestionResult,
+    RunResults,
+    ShapeError,
+    SystemAtFit,
+    VignetteFit,
+    build,
+    stored,
+)
+from .versions import CURRENT_VERSION, UPGRADES, read, run_fields
+
+__all__ = [
+    "ALTERNATIVE_FITS",
+    "CURRENT_VERSION",
+    "INTERVAL_KINDS",
+    "UPGRADES",
+    "AlternativeFit",
+    "EffectEstimate",
+    "Fit",
+    "Halo",
+    "Interval",
+    "IntervalKind",
+    "ItemEstimate",
+    "QuestionResult",
+    "RunResults",
+    "ShapeError",
+    "SystemAtFit",
+    "VignetteFit",
+    "build",
+    "read",
+    "stored",
+    "run_fields",
+]

@@ -1,0 +1,252 @@
+"""What a refit stores, as typed dataclasses: one RunResults per AnalysisRun (schema version 2).
+
+Fitting builds these, `stored()` turns them into the JSON the AnalysisRun keeps, and `read()` (in
+versions.py) builds them back, upgrading runs stored in an older shape first. Readers (exports, plots,
+the dashboard, the API) use the fields, so a renamed field is an error in a test, not a blank column.
+
+Extra intervals and extra fits are open-ended: `QuestionResult.intervals` maps an interval kind
+("bootstrap", say a two-way cluster-robust one next) to an Interval that names itself and the question
+it answers, and `alternative_fits` maps a name ("style_controlled", a bias-reduced fit) to a fit. A new
+kind is then one entry where runs are fitted (analysis.services.fitting); readers list what a run has.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class IntervalKind:
+    label: str  # the dashboard's column heading
+    answers: str  # which question the interval answers, in one sentence
+
+
+# Every kind of interval a run may store, by key. A new kind (issue 11's two-way cluster-robust or
+# two-way bootstrap intervals) is one entry here and its computation in analysis.services.fitting.
+INTERVAL_KINDS = {
+    "bootstrap": IntervalKind(
+        "Bootstrap CI",
+        "Judges: would another sample of judges, rating these same answers, rank the systems the same? "
+        "(judges resampled, percentile interval)",
+    ),
+    "two_way_robust": IntervalKind(
+        "Judge × answer robust CI",
+        "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
+        "rank them the same? (cluster-robust over judge and vignette, t with fewer clusters − 1 df)",
+    ),
+    "two_way_bootstrap": IntervalKind(
+        "Judge × answer bootstrap CI",
+        "Judges and answers, by resampling: the same question as the robust interval, from a judge × vignette "
+        "bootstrap (as R's vcovBS).",
+    ),
+}
+# Other fits of the same judgments, by key: their heading on the dashboard.
+ALTERNATIVE_FITS = {
+    "style_controlled": "Style-controlled",
+    "bias_reduced": "Bias-reduced (Firth)",
+}
+
+
+@dataclass(frozen=True)
+class SystemAtFit:
+    """A system as it was when the run was fitted (labels may change later)."""
+
+    key: str
+    label: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class ItemEstimate:
+    """One system's ability against the reference, with its Wald test and 95% interval."""
+
+    item: str
+    estimate: float | None  # None: infinite or not identified (the fit's problems say why)
+    se: float | None
+    z: float | None
+    p: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wins: int
+    losses: int
+
+
+@dataclass(frozen=True)
+class EffectEstimate:
+    """An extra coefficient (order effect, a covariate) with its Wald test."""
+
+    name: str
+    estimate: float | None
+    se: float | None
+    z: float | None
+    p: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One Bradley-Terry fit; `items` follow the run's systems."""
+
+    reference: str
+    n_comparisons: int
+    log_likelihood: float | None
+    deviance: float | None
+    null_deviance: float | None
+    converged: bool
+    iterations: int
+    items: list[ItemEstimate]
+    order_effect: EffectEstimate | None = None
+    covariate_effects: list[EffectEstimate] | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AlternativeFit:
+    """The same data fitted another way (style-controlled, bias-reduced); `fit` None when it cannot be."""
+
+    label: str
+    fit: Fit | None
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Per-system interval of one kind, in the systems' order; it says what it is and what it answers."""
+
+    label: str  # the dashboard's column heading, e.g. "Bootstrap CI"
+    answers: str  # the question it answers, in a sentence, e.g. whether other judges would agree
+    level: float
+    ci_low: list[float | None]
+    ci_high: list[float | None]
+    se: list[float | None] = field(default_factory=list)
+    details: dict[str, int | float | str | None] = field(default_factory=dict)  # e.g. n_boot, n_failed
+
+
+@dataclass(frozen=True)
+class VignetteFit:
+    """One vignette's own fit: estimates in the systems' order, and what broke it there."""
+
+    vignette_id: int
+    vignette: str
+    n_judgments: int
+    estimates: list[float | None]
+    se: list[float | None]
+    wins: list[int]
+    losses: list[int]
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """Everything fitted for one question; with no valid judgments only `problems` says why."""
+
+    question: str
+    text: str
+    position: int  # the question's place in the study (PostgreSQL's jsonb does not keep key order)
+    n_judgments: int
+    fit: Fit | None
+    problems: list[str] = field(default_factory=list)
+    n_participants: int = 0
+    holm_p: list[float | None] = field(default_factory=list)
+    stars: list[str] = field(default_factory=list)
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    order_effect: EffectEstimate | None = None  # from a fit with the order term, beside the plain estimates
+    alternative_fits: dict[str, AlternativeFit] = field(default_factory=dict)
+    first_position_rate: float | None = None
+    separation_reliability: float | None = None
+    split_half_reliability: float | None = None
+    by_vignette: list[VignetteFit] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Halo:
+    """Correlations of the system estimates between questions (a halo effect when near 1)."""
+
+    questions: list[str] = field(default_factory=list)
+    matrix: list[list[float | None]] = field(default_factory=list)
+    mean_off_diagonal: float | None = None
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """A finished run's systems, per-question results (in the study's order) and halo."""
+
+    systems: list[SystemAtFit]
+    questions: list[QuestionResult]
+    halo: Halo
+
+    def labels(self) -> dict[str, str]:
+        return {system.key: system.label for system in self.systems}
+
+    def question(self, key: str) -> QuestionResult | None:
+        return next((q for q in self.questions if q.question == key), None)
+
+
+def stored(value):
+    """A dataclass (or list/dict of them) as the plain JSON the AnalysisRun keeps."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: stored(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [stored(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): stored(v) for k, v in value.items()}
+    return value
+
+
+class ShapeError(ValueError):
+    """Stored JSON that does not fit the current shape: a key renamed without an upgrade, say."""
+
+
+def build(cls, data):
+    """A dataclass from stored JSON, strictly: an unknown key or a missing required one is a ShapeError."""
+    return _build(cls, data, cls.__name__)
+
+
+def _build(kind, data, where: str):
+    origin = typing.get_origin(kind)
+    args = typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if data is None and type(None) in args:
+            return None
+        errors = []
+        for inner in (a for a in args if a is not type(None)):
+            try:
+                return _build(inner, data, where)
+            except ShapeError as exc:
+                errors.append(str(exc))
+        raise ShapeError("; ".join(errors))
+    if origin is list:
+        if not isinstance(data, list):
+            raise ShapeError(f"{where}: expected a list, found {type(data).__name__}")
+        return [_build(args[0], item, f"{where}[{n}]") for n, item in enumerate(data)]
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise ShapeError(f"{where}: expected an object, found {type(data).__name__}")
+        return {key: _build(args[1], value, f"{where}.{key}") for key, value in data.items()}
+    if dataclasses.is_dataclass(kind):
+        if not isinstance(data, dict):
+            raise ShapeError(f"{where}: expected an object, found {type(data).__name__}")
+        hints = typing.get_type_hints(kind)
+        fields = {f.name: f for f in dataclasses.fields(kind)}
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise ShapeError(f"{where}: unknown keys {unknown}")
+        missing = [
+            name
+            for name, f in fields.items()
+            if name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+        if missing:
+            raise ShapeError(f"{where}: missing keys {missing}")
+        return kind(**{name: _build(hints[name], value, f"{where}.{name}") for name, value in data.items()})
+    if kind is float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            raise ShapeError(f"{where}: expected a number, found {data!r}")
+        return float(data)
+    if kind in (int, str, bool) and not isinstance(data, kind):
+        raise ShapeError(f"{where}: expected {kind.__name__}, found {data!r}")
+    return data

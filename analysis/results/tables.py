@@ -1,0 +1,108 @@
+"""One row per system of a question: what the dashboard's table and results.csv show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .shapes import ALTERNATIVE_FITS, INTERVAL_KINDS, QuestionResult
+
+
+@dataclass(frozen=True)
+class Bounds:
+    kind: str
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class Alternative:
+    name: str
+    estimate: float | None
+    se: float | None
+
+
+@dataclass(frozen=True)
+class SystemRow:
+    question: str
+    system: str
+    label: str
+    estimate: float | None
+    se: float | None
+    z: float | None
+    p: float | None
+    p_holm: float | None
+    stars: str
+    ci_low: float | None  # Wald
+    ci_high: float | None
+    intervals: list[Bounds]  # in interval_columns() order, (None, None) where the run has none
+    alternatives: list[Alternative]  # in alternative_columns() order, None where that fit has no estimate
+    wins: int
+    losses: int
+
+    def bounds(self, kind: str) -> Bounds:
+        return next((b for b in self.intervals if b.kind == kind), Bounds(kind, None, None))
+
+    def alternative(self, name: str) -> Alternative:
+        return next((a for a in self.alternatives if a.name == name), Alternative(name, None, None))
+
+
+def interval_columns(question: QuestionResult) -> list[tuple[str, str]]:
+    """(kind, heading) of every interval column: the kinds known today, then any other the run stored."""
+    kinds = dict.fromkeys([*INTERVAL_KINDS, *question.intervals])
+    return [
+        (kind, question.intervals[kind].label if kind in question.intervals else INTERVAL_KINDS[kind].label)
+        for kind in kinds
+    ]
+
+
+def alternative_columns(question: QuestionResult) -> list[tuple[str, str]]:
+    """(name, heading) of every other fit's estimate column: those known today, then any other stored."""
+    names = dict.fromkeys([*ALTERNATIVE_FITS, *question.alternative_fits])
+    return [
+        (name, question.alternative_fits[name].label if name in question.alternative_fits else ALTERNATIVE_FITS[name])
+        for name in names
+    ]
+
+
+def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[SystemRow]:
+    """The question's systems in the run's item order; none when it has no fit."""
+    if question.fit is None:
+        return []
+    columns = [kind for kind, _heading in interval_columns(question)]
+    others = {
+        name: question.alternative_fits[name].fit.items
+        for name, _heading in alternative_columns(question)
+        if name in question.alternative_fits and question.alternative_fits[name].fit
+    }
+    rows = []
+    for k, item in enumerate(question.fit.items):
+        intervals = []
+        for kind in columns:
+            interval = question.intervals.get(kind)
+            low, high = (interval.ci_low[k], interval.ci_high[k]) if interval else (None, None)
+            intervals.append(Bounds(kind, low, high))
+        rows.append(
+            SystemRow(
+                question=question.question,
+                system=item.item,
+                label=labels.get(item.item, item.item),
+                estimate=item.estimate,
+                se=item.se,
+                z=item.z,
+                p=item.p,
+                p_holm=question.holm_p[k] if k < len(question.holm_p) else None,
+                stars=question.stars[k] if k < len(question.stars) else "",
+                ci_low=item.ci_low,
+                ci_high=item.ci_high,
+                intervals=intervals,
+                alternatives=[
+                    Alternative(name, others[name][k].estimate, others[name][k].se)
+                    if name in others
+                    else Alternative(name, None, None)
+                    for name, _heading in alternative_columns(question)
+                ],
+                wins=item.wins,
+                losses=item.losses,
+            )
+        )
+    return rows
