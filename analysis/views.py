@@ -8,6 +8,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from surveys.models import Study
+from surveys.prolific import verification_counts
 
 from . import exports, plots
 from .forms import CompareForm, PowerForm
@@ -45,6 +46,7 @@ def study_dashboard(request, slug):
     context = {
         "study": study,
         "progress": study_progress(study=study),
+        "verification": verification_counts(study),
         "run": run,
         "run_id": str(run.pk) if run else "",
         "fitted": dashboard_results(run=run, beside=other_run),

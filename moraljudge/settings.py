@@ -146,11 +146,16 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one reaching the 
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 # Behind a proxy every request comes from the proxy's address: name the header it sets to the client's
-# address (compose's nginx sets X-Real-IP). Only set this when clients cannot reach the app directly.
+# address (compose's nginx sets X-Real-IP) and how many proxies stand in front of the app (TRUSTED_PROXIES,
+# 1 by default once a header is named). Only set these when clients cannot reach the app directly.
+# One function reads them for every per-address limit: sign-in throttling and survey entry.
 CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "")
-AXES_IPWARE_META_PRECEDENCE_ORDER = (
-    ("HTTP_" + CLIENT_IP_HEADER.upper().replace("-", "_"), "REMOTE_ADDR") if CLIENT_IP_HEADER else ("REMOTE_ADDR",)
-)
+TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 1 if CLIENT_IP_HEADER else 0)
+AXES_CLIENT_IP_CALLABLE = "moraljudge.client_address.client_address"
+
+# Survey entry: new participants (judging /s/, answer writing /r/) per client address, "N/<minutes>m"
+# (or "N/<seconds>s", "N/<hours>h"); "off" for load tests and lab sessions where everyone shares one address.
+ENTRY_RATE_LIMIT = os.environ.get("ENTRY_RATE_LIMIT", "3/10m")
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
@@ -257,6 +262,9 @@ PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
 PROLIFIC_COMPLETION_URL = os.environ.get("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
 # Expert invitations (/r/<slug>/invite/<token>/) cannot be opened this many days after they were issued; 0: never expire.
 INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30)
+# A participant of a study with a Prolific study id that Prolific still does not list as a submission this
+# many minutes after arriving is excluded ("no Prolific submission") by reconciliation, and its places reopen.
+PROLIFIC_VERIFY_GRACE_MINUTES = env_int("PROLIFIC_VERIFY_GRACE_MINUTES", 30)
 # Prolific: apply submission statuses from the submissions list, in case a webhook was missed.
 CELERY_BEAT_SCHEDULE["prolific-reconcile-live-studies"] = {
     "task": "surveys.prolific.tasks.reconcile_live_studies",

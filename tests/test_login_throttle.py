@@ -83,7 +83,7 @@ def test_behind_a_proxy_whose_header_is_not_named_one_attacker_locks_out_everyon
 
 
 def test_behind_a_proxy_whose_header_is_named_each_client_address_counts_apart(researchers, settings):
-    settings.AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_REAL_IP", "REMOTE_ADDR")  # CLIENT_IP_HEADER=X-Real-IP
+    settings.CLIENT_IP_HEADER, settings.TRUSTED_PROXIES = "X-Real-IP", 1
     fail_until_locked(Client(), "ada", PROXY, x_real_ip="203.0.113.10")
     assert signed_in(sign_in(Client(), "bo", "right-password-bo", PROXY, x_real_ip="203.0.113.20"))
     assert sign_in(Client(), "bo", "right-password-bo", PROXY, x_real_ip="203.0.113.10").status_code == 429
@@ -92,10 +92,12 @@ def test_behind_a_proxy_whose_header_is_named_each_client_address_counts_apart(r
 def test_the_client_ip_header_setting_comes_from_the_environment():
     from .test_project import SETUP, run_python
 
-    code = SETUP + "from django.conf import settings as s; print(s.AXES_IPWARE_META_PRECEDENCE_ORDER)"
-    named = run_python(code, DEBUG="1", CLIENT_IP_HEADER="X-Real-IP").stdout.strip()
-    assert named == "('HTTP_X_REAL_IP', 'REMOTE_ADDR')"
-    assert run_python(code, DEBUG="1").stdout.strip() == "('REMOTE_ADDR',)"
+    code = SETUP + "from django.conf import settings as s; print(s.CLIENT_IP_HEADER, s.TRUSTED_PROXIES)"
+    assert run_python(code, DEBUG="1", CLIENT_IP_HEADER="X-Real-IP").stdout.strip() == "X-Real-IP 1"
+    assert run_python(code, DEBUG="1", CLIENT_IP_HEADER="X-Forwarded-For", TRUSTED_PROXIES="2").stdout.strip() == (
+        "X-Forwarded-For 2"
+    )
+    assert run_python(code, DEBUG="1").stdout.strip() == "0"
 
 
 def test_the_api_takes_no_password_so_there_is_nothing_to_guess_there(researchers):

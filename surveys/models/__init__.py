@@ -2,10 +2,11 @@
 
 The database holds the invariants (see the named constraints); services in this app do the writes.
 Modules: study (the study and its parts, answers), judging (cells, participants, assignments,
-judgments), answering (invitations, respondents), prolific (webhook events).
+judgments), answering (invitations, respondents), prolific (webhook events), entry (entries per client address).
 """
 
 from .answering import Invitation, Respondent, RespondentTask, new_invitation_token
+from .entry import EntryAttempt
 from .judging import Assignment, AssignmentQuerySet, Cell, Judgment, JudgmentQuerySet, Participant
 from .prolific import ProlificEvent
 from .study import (
@@ -32,6 +33,7 @@ __all__ = [
     "Assignment",
     "AssignmentQuerySet",
     "Cell",
+    "EntryAttempt",
     "Feature",
     "Invitation",
     "Judgment",

@@ -47,7 +47,11 @@ class Cell(models.Model):
 
 
 class Participant(models.Model):
-    """A judge who arrived from Prolific (or a researcher previewing)."""
+    """A judge who arrived from Prolific (or a researcher previewing): one person in one Prolific session.
+
+    Keyed on study × PROLIFIC_PID × SESSION_ID: resuming needs both ids, and while one session of a
+    PID is open (not returned or timed out on Prolific) no other session of that PID can start.
+    """
 
     class Status(models.TextChoices):
         STARTED = "started", "Started"
@@ -60,6 +64,7 @@ class Participant(models.Model):
         RETURNED = "returned", "Returned on Prolific"
         TIMED_OUT = "timed-out", "Timed out"
         EXPIRED = "expired", "Reservation expired"
+        UNVERIFIED = "unverified", "No Prolific submission"
 
     class Exclusion(models.TextChoices):
         NONE = "", "Not excluded"
@@ -69,6 +74,7 @@ class Participant(models.Model):
         TOO_FAST = "too-fast", "Exceptionally fast"
         RETURNED = "returned", "Returned or timed out"
         RESEARCHER = "researcher", "Excluded by the researcher"
+        NO_SUBMISSION = "no-prolific-submission", "No Prolific submission"
 
     class ProlificStatus(models.TextChoices):
         """A submission's status on Prolific, as the API and webhooks spell it."""
@@ -120,7 +126,15 @@ class Participant(models.Model):
     class Meta:
         ordering = ["study_id", "-started_at"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "prolific_pid"], name="participant_once_per_study"),
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid", "session_id"], name="participant_once_per_session"
+            ),
+            # One open session per person: a new SESSION_ID only once Prolific ended the earlier one.
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"],
+                condition=~Q(status__in=["returned", "timed-out"]),
+                name="participant_one_open_session",
+            ),
             models.UniqueConstraint(
                 fields=["session_id"], condition=~Q(session_id=""), name="participant_session_unique"
             ),

@@ -5,10 +5,12 @@
 - `reconcile_study` walks a study's submissions list and applies the same, for missed webhooks.
 - `review_submissions` approves valid submissions in one bulk call and handles invalid ones by the
   study's policy, within Prolific's rules (see `decide_review`).
+- reconciliation also verifies: participants with no submission of the study after a grace period are
+  excluded ("no Prolific submission"; verification.py), and `verification_counts` shows where a study stands.
 - `verify_webhook` checks Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + body)),
   sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds).
 
-Modules: statuses (statuses in, reconciliation), webhooks (signature and events), review
+Modules: statuses (statuses in, reconciliation), verification (only real submissions count), webhooks (signature and events), review
 (decisions out and POLICY_HELP).
 """
 
@@ -32,16 +34,19 @@ from .review import (
 from .statuses import (
     SUBMISSION_STATUS_CHANGE,
     Applied,
+    ParticipantMismatch,
     Reconciled,
     SubmissionStatus,
     apply_submission_status,
     reconcile_live_studies,
     reconcile_study,
 )
+from .verification import VerificationCounts, exclude_unverified, verification_counts
 from .webhooks import (
     WEBHOOK_TOLERANCE_SECONDS,
     InvalidWebhook,
     WebhookNotConfigured,
+    WebhookRefused,
     receive_webhook_event,
     sign_webhook,
     verify_webhook,
@@ -60,6 +65,11 @@ __all__ = [
     "SUBMISSION_STATUS_CHANGE",
     "WEBHOOK_TOLERANCE_SECONDS",
     "Applied",
+    "ParticipantMismatch",
+    "VerificationCounts",
+    "WebhookRefused",
+    "exclude_unverified",
+    "verification_counts",
     "Decision",
     "InvalidWebhook",
     "ProlificError",

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
 from ..models import Participant, ProlificEvent, Study
 from ..services import participation
 from ..services.participation import PROLIFIC_EVENTS
-from . import client
+from . import client, verification
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
 
@@ -21,6 +22,10 @@ SUBMISSION_STATUS_CHANGE = "submission.status.change"
 
 # A submission's status on Prolific, as the API and webhooks spell it (Participant.prolific_status).
 SubmissionStatus = Participant.ProlificStatus
+
+
+class ParticipantMismatch(Exception):
+    """The submission is ours, but Prolific names another participant for it than the one who entered."""
 
 
 @dataclass
@@ -43,6 +48,8 @@ def apply_submission_status(
 
     `session_id` is Prolific's submission id. With `event_id`, a repeated event changes nothing.
     Without `study` (a webhook says only the submission), the participant is found by submission id.
+    Raises ParticipantMismatch (and records nothing, not even the event) when `participant_id` is not
+    the participant who entered with that submission id: someone else's PROLIFIC_PID was used.
     """
     status = status.strip().upper()
     with transaction.atomic():
@@ -61,6 +68,14 @@ def apply_submission_status(
         participant = _find_participant(study=study, session_id=session_id, participant_id=participant_id)
         if participant is None:
             return Applied("unknown-submission")
+        if participant_id and participant_id != participant.prolific_pid:
+            log.warning(
+                "prolific submission %s names participant %s, but %s entered with it: not applied",
+                session_id,
+                participant_id,
+                participant.prolific_pid,
+            )
+            raise ParticipantMismatch(f"Submission {session_id} belongs to another participant.")
         changed = participation.record_prolific_status(participant=participant, status=status)
         if not participant.session_id:
             Participant.objects.filter(pk=participant.pk, session_id="").update(session_id=session_id)
@@ -88,42 +103,66 @@ class Reconciled:
     changed: int = 0
     released: int = 0
     unknown: int = 0
+    mismatched: int = 0
+    unverified: int = 0
 
     def __str__(self) -> str:
         return (
             f"Study '{self.study}': {self.seen} submissions on Prolific, {self.changed} changed status, "
-            f"{self.released} cells reopened, {self.unknown} never reached MoralJudge."
+            f"{self.released} cells reopened, {self.unknown} never reached MoralJudge, "
+            f"{self.mismatched} with another participant's id, {self.unverified} participants excluded "
+            "with no Prolific submission."
         )
 
 
-def reconcile_study(*, study: Study) -> Reconciled:
-    """Apply the status of every submission Prolific lists for the study (catches missed webhooks)."""
+def reconcile_study(*, study: Study, now: datetime | None = None) -> Reconciled:
+    """Apply the status of every submission Prolific lists for the study (catches missed webhooks), then
+    exclude participants with no submission of the study after the grace period (verification.py)."""
     result = Reconciled(study=study.slug)
     submissions = client.list_submissions(study.prolific_study_id)
-    known = dict(
-        Participant.objects.filter(study=study, is_preview=False)
+    known = {
+        session_id: (pid, status)
+        for session_id, pid, status in Participant.objects.filter(study=study, is_preview=False)
         .exclude(session_id="")
-        .values_list("session_id", "prolific_status")
-    )
+        .values_list("session_id", "prolific_pid", "prolific_status")
+    }
+    verified: set[str] = set()  # session ids Prolific lists for the participant who entered with them
     plain: dict[str, list[str]] = {}  # status -> known submission ids: one UPDATE per status
     for submission in submissions:
         result.seen += 1
         status = submission.status.strip().upper()
-        if submission.id in known and known[submission.id] == status:
+        pid, known_status = known.get(submission.id, (None, None))
+        if pid is not None and submission.participant_id and submission.participant_id != pid:
+            result.mismatched += 1
+            log.warning(
+                "prolific submission %s is %s's, but %s entered with it", submission.id, submission.participant_id, pid
+            )
+            continue
+        if pid is not None:
+            verified.add(submission.id)
+        if known_status == status:
             continue  # already applied (a release happened in the same transaction)
-        if submission.id in known and status not in PROLIFIC_EVENTS:
+        if pid is not None and status not in PROLIFIC_EVENTS:
             plain.setdefault(status, []).append(submission.id)
             continue
-        applied = apply_submission_status(
-            study=study, session_id=submission.id, participant_id=submission.participant_id, status=status
-        )
+        try:
+            applied = apply_submission_status(
+                study=study, session_id=submission.id, participant_id=submission.participant_id, status=status
+            )
+        except ParticipantMismatch:
+            result.mismatched += 1
+            continue
         if applied.outcome == "unknown-submission":
             result.unknown += 1
-        elif applied.outcome in ("recorded", "released"):
+        else:
+            verified.add(submission.id)  # found by submission id, or by PID for one who arrived without it
+        if applied.outcome in ("recorded", "released"):
             result.changed += 1
             result.released += applied.released
     for status, session_ids in plain.items():
         result.changed += participation.record_prolific_statuses(study=study, session_ids=session_ids, status=status)
+    result.unverified, released = verification.exclude_unverified(study=study, verified=verified, now=now)
+    result.released += released
     log.info("prolific reconcile %s", result)
     return result
 

@@ -6,9 +6,15 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
+import math
 import time
 
-from .statuses import SUBMISSION_STATUS_CHANGE, Applied, apply_submission_status
+from rest_framework.exceptions import APIException
+
+from .statuses import SUBMISSION_STATUS_CHANGE, Applied, ParticipantMismatch, apply_submission_status
+
+log = logging.getLogger(__package__)
 
 WEBHOOK_TOLERANCE_SECONDS = 5 * 60
 
@@ -19,6 +25,14 @@ class WebhookNotConfigured(Exception):
 
 class InvalidWebhook(Exception):
     """The request does not carry a valid, fresh Prolific signature."""
+
+
+class WebhookRefused(APIException):
+    """A signed event we will not apply: the webhook view answers 400 with the reason (DRF handles it)."""
+
+    status_code = 400
+    default_detail = "The event cannot be applied."
+    default_code = "refused"
 
 
 def sign_webhook(*, body: bytes, timestamp: str, secret: str) -> str:
@@ -36,6 +50,8 @@ def verify_webhook(*, body: bytes, timestamp: str, signature: str, secret: str, 
         sent_at = float(timestamp)
     except ValueError as exc:
         raise InvalidWebhook("X-Prolific-Request-Timestamp is not a UNIX timestamp.") from exc
+    if not math.isfinite(sent_at):  # nan compares false with everything: it would pass the freshness check
+        raise InvalidWebhook("X-Prolific-Request-Timestamp is not a finite UNIX timestamp.")
     now = time.time() if now is None else now
     if abs(now - sent_at) > WEBHOOK_TOLERANCE_SECONDS:
         raise InvalidWebhook("The webhook timestamp is more than 5 minutes from our clock (stale or replayed).")
@@ -63,14 +79,21 @@ def webhook_event_id(payload: dict) -> str:
 
 
 def receive_webhook_event(*, payload: dict) -> Applied:
-    """A verified webhook: apply submission status changes once; other event types are ignored."""
+    """A verified webhook: apply submission status changes once; other event types are ignored.
+
+    Raises WebhookRefused (400) when the event names another participant than the one who entered with
+    the submission; nothing is recorded, and it is logged.
+    """
     if payload.get("event_type") != SUBMISSION_STATUS_CHANGE:
         return Applied("ignored")
-    return apply_submission_status(
-        study=None,
-        session_id=payload["resource_id"],
-        participant_id=payload.get("participant_id", ""),
-        status=payload["status"],
-        event_id=webhook_event_id(payload),
-        payload=payload,
-    )
+    try:
+        return apply_submission_status(
+            study=None,
+            session_id=payload["resource_id"],
+            participant_id=payload.get("participant_id", ""),
+            status=payload["status"],
+            event_id=webhook_event_id(payload),
+            payload=payload,
+        )
+    except ParticipantMismatch as exc:
+        raise WebhookRefused(f"{exc} Not applied.", code="participant-mismatch") from exc

@@ -25,3 +25,11 @@ class NotOffered(EntryRefused):
 
 class TransitionNotAllowed(ValidationError):
     """No rule of the participant lifecycle covers this event in the participant's status."""
+
+
+class EntryRateLimited(EntryRefused):
+    """Too many new entries from one client address (ENTRY_RATE_LIMIT): try again later."""
+
+
+class SessionInUse(EntryRefused):
+    """The same Prolific participant has another submission of this study in progress."""

@@ -7,6 +7,7 @@ submit, the back button or a reload never duplicates or skips anything.
 
 import secrets
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,7 +29,7 @@ from ..models import (
 )
 from . import participation
 from .allocation import allocate, has_room
-from .errors import EntryRefused, TransitionNotAllowed
+from .errors import EntryRefused, SessionInUse, TransitionNotAllowed
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
 
@@ -46,15 +47,33 @@ class Step:
     total: int = 0
 
 
-def enter_study(*, study: Study, params: ProlificParams) -> Participant:
-    """The participant for this person in this study: found again when they come back, else new."""
-    found = Participant.objects.filter(study=study, prolific_pid=params.pid).order_by("pk").first()
+# A person's earlier session ended on Prolific: only then may the same PROLIFIC_PID start afresh.
+SESSION_ENDED = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT)
+OTHER_SESSION = (
+    "You already have a submission of this study in progress on Prolific, started in another session. "
+    "Please continue it in the browser where you started it. To start again instead, first return that "
+    "submission on Prolific, then open the study from Prolific once more."
+)
+
+
+def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], None] | None = None) -> Participant:
+    """The participant for this person in this session (PROLIFIC_PID and SESSION_ID): found again, else new.
+
+    Resuming needs both ids, so knowing someone's PROLIFIC_PID alone writes nothing on their behalf:
+    another SESSION_ID while their session is open is refused (SessionInUse) and leaves it untouched.
+    `admit` is called before a new participant is created (the entry rate limit), never on a resume.
+    """
+    found = _session_participant(study, params)
     if found:
         return found
     if study.prolific_study_id and params.study_id != study.prolific_study_id:
         raise EntryRefused("This link belongs to a different Prolific study.")
     if not study.is_live:
         raise EntryRefused("This study is not open for participants at the moment.")
+    if _open_session_of(study, params.pid):
+        raise SessionInUse(OTHER_SESSION)
+    if admit is not None:
+        admit()
     # A study already full turns a new arrival away at once (with the screened-out code), rather than
     # after consent and demographics; `allocate` still has the last word for those let in.
     full = not has_room(study=study)
@@ -69,11 +88,26 @@ def enter_study(*, study: Study, params: ProlificParams) -> Participant:
                 finished_at=timezone.now() if full else None,
             )
     except IntegrityError:
-        # The same person arriving twice at once, or a submission id already used by someone else.
-        found = Participant.objects.filter(study=study, prolific_pid=params.pid).order_by("pk").first()
+        # The same person arriving twice at once, another session of theirs started meanwhile, or a
+        # submission id already used by someone else.
+        found = _session_participant(study, params)
         if found:
             return found
+        if _open_session_of(study, params.pid):
+            raise SessionInUse(OTHER_SESSION) from None
         raise EntryRefused("This Prolific submission is already in use.") from None
+
+
+def _session_participant(study: Study, params: ProlificParams) -> Participant | None:
+    return (
+        Participant.objects.filter(study=study, prolific_pid=params.pid, session_id=params.session_id)
+        .order_by()
+        .first()
+    )
+
+
+def _open_session_of(study: Study, pid: str) -> bool:
+    return Participant.objects.filter(study=study, prolific_pid=pid).exclude(status__in=SESSION_ENDED).exists()
 
 
 def start_preview(*, study: Study) -> Participant:

@@ -48,6 +48,9 @@ def launch_warnings(study: Study) -> list[str]:
     warnings = []
     if not study.completion_code:
         warnings.append("no completion code is set: judges who finish get no code to give Prolific")
+    if not study.prolific_study_id:
+        # Without it no entry is checked against Prolific (STUDY_ID, reconciliation): invented ids would count.
+        warnings.append("no Prolific study id is set: anyone with the link can take part")
     return warnings
 
 

@@ -56,6 +56,7 @@ class Event(StrEnum):
     RETURNED = "returned"  # on Prolific
     TIMED_OUT = "timed-out"  # on Prolific
     EXCLUDED_BY_RESEARCHER = "excluded-by-researcher"
+    NOT_ON_PROLIFIC = "not-on-prolific"  # reconciliation: no submission of the study for this session
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ STATUSES: dict[str, StatusInfo] = {
     Status.RETURNED: StatusInfo(StepName.ENDED),
     Status.TIMED_OUT: StatusInfo(StepName.ENDED),
     Status.EXPIRED: StatusInfo(StepName.ENDED),
+    Status.UNVERIFIED: StatusInfo(StepName.ENDED),
 }
 
 # Outcomes that finished with a completion code, so Prolific holds them for our review.
@@ -107,6 +109,8 @@ RULES: dict[tuple[str, Event], Rule] = {
     (ANY, Event.RETURNED): Rule(Status.RETURNED, gives_back=True, exclusion=Exclusion.RETURNED),
     (ANY, Event.TIMED_OUT): Rule(Status.TIMED_OUT, gives_back=True, exclusion=Exclusion.RETURNED),
     (ANY, Event.EXCLUDED_BY_RESEARCHER): Rule(None, gives_back=True, exclusion=Exclusion.RESEARCHER),
+    # Invented ids: Prolific never heard of the session, so it cannot count and its places reopen.
+    (ANY, Event.NOT_ON_PROLIFIC): Rule(Status.UNVERIFIED, gives_back=True, exclusion=Exclusion.NO_SUBMISSION),
 }
 
 # Prolific submission statuses that change ours; any other is only recorded (prolific_status).

@@ -27,6 +27,7 @@ from ..services.invitations import (
     cookie_name,
     open_invitation,
 )
+from .entry_limit import rate_limited_entry, respondent_exists
 
 # The HTTP status of each refusal: a closed study is gone for good, a survey not offered is not found,
 # an invitation held by another browser (or withdrawn) is forbidden here.
@@ -94,6 +95,7 @@ def _enter(request, study: Study, start, *, from_prolific: bool = False):
 
 
 @require_http_methods(["GET"])
+@rate_limited_entry(resuming=respondent_exists, template="surveys/answering/problem.html")
 def entry(request, slug):
     """/r/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…: start or resume a lay respondent."""
     study, respondent = _respondent(request, slug)

@@ -9,8 +9,12 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from moraljudge.client_address import client_address
+
 from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairForm
 from ..models import Assignment, Participant, Study
+from ..services.entry_limit import admit_entry
+from ..services.errors import EntryRateLimited, SessionInUse
 from ..services.judging import (
     attention_options,
     completion_code,
@@ -38,12 +42,18 @@ NO_SESSION = (
 )
 
 
+# The HTTP status of each refusal at entry; any other is a bad link (400).
+ENTRY_REFUSED_STATUS = {EntryRateLimited: 429, SessionInUse: 409}
+
+
 def _session_key(slug: str) -> str:
     return f"judging:{slug}"
 
 
 def _problem(request, study: Study | None, problems: list[str], status: int = 400):
-    return render(request, "surveys/judging/problem.html", {"study": study, "problems": problems}, status=status)
+    # A refusal with its own advice (wait, or continue elsewhere) is shown without the general advice.
+    context = {"study": study, "problems": problems, "advice_given": status in ENTRY_REFUSED_STATUS.values()}
+    return render(request, "surveys/judging/problem.html", context, status=status)
 
 
 def _to_step(participant: Participant):
@@ -77,13 +87,17 @@ def entry(request, slug: str):
     staff = request.user.is_staff
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):
-            participant = enter_study(study=study, params=parse_prolific_params(request.GET))
+            participant = enter_study(
+                study=study,
+                params=parse_prolific_params(request.GET),
+                admit=lambda: admit_entry(client_address(request)),
+            )
         elif resuming and not (staff and "restart" in request.GET):
             participant = resuming  # the link opened again without its parameters
         else:
             participant = start_preview(study=study)  # staff only
     except ValidationError as exc:
-        return _problem(request, study, exc.messages)
+        return _problem(request, study, exc.messages, status=ENTRY_REFUSED_STATUS.get(type(exc), 400))
     request.session[key] = participant.pk
     return _to_step(participant)
 

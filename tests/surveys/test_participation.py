@@ -30,6 +30,7 @@ EXPECTED_STATUSES = {
     "returned": ("ended", ()),
     "timed-out": ("ended", ()),
     "expired": ("ended", ()),
+    "unverified": ("ended", ()),
 }
 
 # (from status, event) -> (to status or None for "stays", places given back, ends, exclusion recorded)
@@ -46,6 +47,7 @@ EXPECTED_RULES = {
     ("*", "returned"): ("returned", True, False, "returned"),
     ("*", "timed-out"): ("timed-out", True, False, "returned"),
     ("*", "excluded-by-researcher"): (None, True, False, "researcher"),
+    ("*", "not-on-prolific"): ("unverified", True, False, "no-prolific-submission"),
 }
 
 EXPECTED_PROLIFIC_EVENTS = {"RETURNED": "returned", "TIMED-OUT": "timed-out"}
