@@ -52,18 +52,21 @@ class JudgeModel:
     def ability(self, question: str, system: str) -> float:
         return self.abilities.get(f"{question}:{system}", self.abilities.get(system, 0.0))
 
-    def answer_effect(self, question: str, answer_pk: int) -> float:
+    def answer_effect(self, question: str, answer) -> float:
+        """The answer's own pull on `question`, fixed per seed: drawn from its system and vignette keys, not its
+        id, so a study imported into another database gets the same effects."""
         if self.answer_sd <= 0:
             return 0.0
-        return random.Random(f"{self.seed}:{question}:{answer_pk}").gauss(0.0, self.answer_sd)
+        identity = f"{answer.system.key}/{answer.vignette.key}"
+        return random.Random(f"{self.seed}:{question}:{identity}").gauss(0.0, self.answer_sd)
 
     def chance_first(self, *, question: str, first, second, attentive: bool) -> float:
         """P(the first answer shown wins) on `question`; first and second are Answers."""
         difference = (
             self.ability(question, first.system.key)
             - self.ability(question, second.system.key)
-            + self.answer_effect(question, first.pk)
-            - self.answer_effect(question, second.pk)
+            + self.answer_effect(question, first)
+            - self.answer_effect(question, second)
         )
         return float(first_wins_probability(difference, order_effect=self.order_effect, attentive=attentive))
 
