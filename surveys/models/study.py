@@ -4,15 +4,19 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 MAX_FEATURES = 5
 WEIGHT_TOTAL = 100
 
-DEFAULT_ATTENTION_PROMPT = (
+DEFAULT_ATTENTION_PROMPT = gettext_noop(
     "This question checks that you are reading carefully. Please select the second of the two "
     "options below, whatever you think of them."
 )
-DEFAULT_ATTENTION_OPTIONS = ["I read the answers quickly", "I read the answers carefully"]
+# Texts in other languages, by language code, e.g. {"de": {"text": "…"}} (docs/study-files.md lists the keys);
+# participants of a study see the texts of the study's language, and the field itself where none is given.
+TRANSLATIONS_HELP = 'By language code, e.g. {"de": {"text": "…"}}; see docs/study-files.md.'
+DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext_noop("I read the answers carefully")]
 
 
 class Study(models.Model):
@@ -34,6 +38,13 @@ class Study(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, help_text="Shown to participants on the information page.")
+    language = models.CharField(
+        max_length=16,
+        default="en",
+        help_text="The participants' language (a code such as en, de, ar): the survey's interface and the texts "
+        "given for it under Translations.",
+    )
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     reference_system = models.ForeignKey(
         "System",
@@ -137,6 +148,7 @@ class Question(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=64)
     text = models.TextField()
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -153,6 +165,7 @@ class Vignette(models.Model):
     character = models.CharField(max_length=100, help_text="The main character, filled into the prompt.")
     source = models.CharField(max_length=300, blank=True)
     text = models.TextField()
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -223,6 +236,7 @@ class Answer(models.Model):
     vignette = models.ForeignKey(Vignette, on_delete=models.CASCADE, related_name="answers")
     sample = models.PositiveSmallIntegerField(default=1)
     action = models.TextField(blank=True, help_text="What should be done next: the conclusion.")
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     additional_information = models.TextField(blank=True)
     raw_text = models.TextField(blank=True)
     origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.ADMIN)
