@@ -20,7 +20,8 @@ def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.Typed
 
 
 def _choices(values: list[str]) -> list[tuple[str, str]]:
-    return [("", _("— choose —"))] + [(value, value) for value in values]
+    # Stored in English, shown in the study's language (constants marks them for translation).
+    return [("", _("— choose —"))] + [(value, _(value)) for value in values]  # noqa: INT001
 
 
 def _please_choose(required: str, invalid: str) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """What a study is made of: its settings, questions, vignettes, systems, and the systems' answers."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -16,6 +17,22 @@ DEFAULT_ATTENTION_PROMPT = gettext_noop(
 # Texts in other languages, by language code, e.g. {"de": {"text": "…"}} (docs/study-files.md lists the keys);
 # participants of a study see the texts of the study's language, and the field itself where none is given.
 TRANSLATIONS_HELP = 'By language code, e.g. {"de": {"text": "…"}}; see docs/study-files.md.'
+
+
+def check_translations(row: models.Model) -> None:
+    """A row's `translations` (and a study's language) as the admin saves them: the study file's checks."""
+    from ..services.languages import LANGUAGE_CODE, TRANSLATABLE, translation_problems  # services build on models
+
+    problems = {}
+    if getattr(row, "language", None) is not None and not LANGUAGE_CODE.match(row.language):
+        problems["language"] = f"'{row.language}' is not a language code (such as en, de or ar)."
+    found = translation_problems(row.translations, TRANSLATABLE[type(row)])
+    if found:
+        problems["translations"] = found
+    if problems:
+        raise ValidationError(problems)
+
+
 DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext_noop("I read the answers carefully")]
 
 
@@ -137,6 +154,10 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self):
+        super().clean()
+        check_translations(self)
+
     @property
     def is_live(self) -> bool:
         return self.status == self.Status.LIVE
@@ -158,6 +179,10 @@ class Question(models.Model):
     def __str__(self) -> str:
         return self.key
 
+    def clean(self):
+        super().clean()
+        check_translations(self)
+
 
 class Vignette(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vignettes")
@@ -174,6 +199,10 @@ class Vignette(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    def clean(self):
+        super().clean()
+        check_translations(self)
 
 
 class System(models.Model):
@@ -261,6 +290,10 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.system.key} on {self.vignette.key} #{self.sample}"
+
+    def clean(self):
+        super().clean()
+        check_translations(self)
 
     def word_count(self) -> int:
         parts = [self.action, self.additional_information]

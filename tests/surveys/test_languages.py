@@ -3,9 +3,12 @@
 import copy
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from surveys.models import Participant, Question, Study
 from surveys.services.duration import estimated_minutes
@@ -13,7 +16,8 @@ from surveys.services.lifecycle import go_live
 from surveys.services.study_files import StudyFileError, export_study, import_study
 from tests.conftest import make_study
 
-DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "surveys" / "demo" / "demo.study.json"
 LINK = (
     "/s/{}/?PROLIFIC_PID=5f0c8a1b2c3d4e5f6a7b8c9d&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID=70aa11bb22cc33dd44ee55ff"
 )
@@ -135,3 +139,46 @@ def test_the_expected_time_comes_from_the_design_until_judges_have_finished():
         )
     # The judges' median (302 s on the pairs) + 90 s fixed = 392 s: 7 minutes.
     assert estimated_minutes(study) == 7
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_a_translation_the_study_file_would_refuse():
+    study = make_study()
+    study.language = "Deutsch"
+    study.translations = {"de": {"titel": "x"}}
+    with pytest.raises(ValidationError) as caught:
+        study.full_clean()
+    assert caught.value.message_dict == {
+        "language": ["'Deutsch' is not a language code (such as en, de or ar)."],
+        "translations": [
+            "de.titel: is not translatable here (only name, description, attention_prompt, attention_options)"
+        ],
+    }
+
+
+@pytest.mark.django_db
+def test_a_german_studys_attention_check_and_demographics_are_in_german(client):
+    study = go_live(study=make_study(language="de", minimum_seconds=0, vignettes_per_participant=1))
+    client.get(LINK.format(study.slug), follow=True)
+    client.post(f"/s/{study.slug}/consent/", {"consent": "yes", "anonymised": "yes"})
+    page = text(client.get(f"/s/{study.slug}/about-you/"))
+    assert '<option value="Female">Weiblich</option>' in page
+    answers = {"gender": "Female", "age": "35-44", "religion": "Islam", "education": "PhD", "country": "Germany"}
+    client.post(f"/s/{study.slug}/about-you/", answers)
+    picks = {key: "first" for key in study.questions.values_list("key", flat=True)}
+    client.post(f"/s/{study.slug}/pair/1/", picks)
+    page = text(client.get(f"/s/{study.slug}/check/"))
+    assert "Diese Frage prüft, ob Sie aufmerksam lesen." in page
+    assert "Ich habe die Antworten sorgfältig gelesen" in page
+    assert Participant.objects.get().demographics["gender"] == "Female"  # stored in English for the analysis
+
+
+def test_the_german_catalogue_is_complete_and_its_compiled_file_is_current(tmp_path):
+    po = ROOT / "locale" / "de" / "LC_MESSAGES" / "django.po"
+    entries = po.read_text(encoding="utf-8").split("\n\n")[1:]  # after the header
+    untranslated = [e for e in entries if re.search(r'^msgstr(\[\d\])? ""\Z', e, re.MULTILINE) or "#, fuzzy" in e]
+    assert untranslated == []
+    if not shutil.which("msgfmt"):
+        pytest.skip("msgfmt is missing (apt-get install gettext)")
+    subprocess.run(["msgfmt", "--check", "-o", str(tmp_path / "django.mo"), str(po)], check=True)
+    assert (tmp_path / "django.mo").read_bytes() == po.with_suffix(".mo").read_bytes(), "run `make messages`"
