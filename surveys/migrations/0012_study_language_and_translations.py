@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0009_prolific_and_review_status_choices'),
+        ('surveys', '0011_study_integrity'),
     ]
 
     operations = [
