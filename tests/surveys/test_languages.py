@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from surveys.models import Participant, Question, Study
 from surveys.services.duration import estimated_minutes
+from surveys.services.freezing import StudyFrozen, check_editable
 from surveys.services.lifecycle import go_live
 from surveys.services.study_files import StudyFileError, export_study, import_study
 from tests.conftest import make_study
@@ -182,3 +183,11 @@ def test_the_german_catalogue_is_complete_and_its_compiled_file_is_current(tmp_p
         pytest.skip("msgfmt is missing (apt-get install gettext)")
     subprocess.run(["msgfmt", "--check", "-o", str(tmp_path / "django.mo"), str(po)], check=True)
     assert (tmp_path / "django.mo").read_bytes() == po.with_suffix(".mo").read_bytes(), "run `make messages`"
+
+
+@pytest.mark.django_db
+def test_a_live_studys_language_and_translations_are_frozen_with_it():
+    study = go_live(study=make_study())
+    for field in ("language", "translations"):
+        with pytest.raises(StudyFrozen):
+            check_editable(study, [field])
