@@ -17,7 +17,7 @@ def restore_answer_triggers_on_sqlite(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0011_study_integrity'),
+        ('surveys', '0012_sessions_entry_limit_verification'),
     ]
 
     operations = [
