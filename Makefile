@@ -6,7 +6,7 @@ DEV_ENV := DEBUG=1
 PORT ?= 8000
 DEMO_ABILITIES := --ability gpt-4o=0.5 --ability claude=0.3 --ability philosopher=0.2
 
-.PHONY: run port-free test lint format migrations-check venv worker beat benchmarks clean
+.PHONY: run port-free test lint format migrations-check messages venv worker beat benchmarks clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ lint: venv
 format: venv
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# The participant pages' interface in other languages (locale/<code>/LC_MESSAGES): collect the texts to
+# translate into each language's .po, then compile the .mo files the site reads (both are committed).
+messages: venv
+	$(DEV_ENV) $(BIN)/python manage.py makemessages --all --no-location --ignore=.venv --ignore=tests --ignore=benchmarks --ignore=staticfiles
+	$(DEV_ENV) $(BIN)/python manage.py compilemessages --ignore=.venv
 
 migrations-check: venv
 	$(DEV_ENV) $(BIN)/python manage.py makemigrations --check --dry-run

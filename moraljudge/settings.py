@@ -160,6 +160,9 @@ ENTRY_RATE_LIMIT = os.environ.get("ENTRY_RATE_LIMIT", "3/10m")
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# Participant pages speak their study's language (Study.language, activated per request in
+# surveys/views/language.py); the interface is translated in locale/ (English and German so far).
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "/static/"

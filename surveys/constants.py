@@ -1,31 +1,34 @@
 """Answer categories of the judging survey's demographics page (the source study's Appendix 2)."""
 
-PREFER_NOT_TO_SAY = "Prefer not to say"
+from django.utils.translation import gettext_noop as _
 
-GENDERS = ["Female", "Male", "Non-binary", "Other/prefer to specify", PREFER_NOT_TO_SAY]
+# The answers are stored in English (the analysis reads them); the page shows them in the study's language.
+PREFER_NOT_TO_SAY = _("Prefer not to say")
+
+GENDERS = [_("Female"), _("Male"), _("Non-binary"), _("Other/prefer to specify"), PREFER_NOT_TO_SAY]
 AGE_GROUPS = ["18-24", "25-34", "35-44", "45-54", "55-64", "65-74", "75-84"]
 RELIGIONS = [
-    "Buddhism",
-    "Christianity",
-    "Hinduism",
-    "Islam",
-    "Judaism",
-    "No religion",
-    "Other/please specify",
+    _("Buddhism"),
+    _("Christianity"),
+    _("Hinduism"),
+    _("Islam"),
+    _("Judaism"),
+    _("No religion"),
+    _("Other/please specify"),
     PREFER_NOT_TO_SAY,
-    "Sikhism",
+    _("Sikhism"),
 ]
 EDUCATION_LEVELS = [
-    "PhD",
-    "Masters or equivalent graduate degree",
-    "Bachelors/Undergraduate degree",
-    "Post-secondary (diploma or associates degree)",
-    "High school or equivalent",
-    "Primary school",
+    _("PhD"),
+    _("Masters or equivalent graduate degree"),
+    _("Bachelors/Undergraduate degree"),
+    _("Post-secondary (diploma or associates degree)"),
+    _("High school or equivalent"),
+    _("Primary school"),
 ]
 # Answers that ask for the participant's own words.
-SPECIFY_GENDER = "Other/prefer to specify"
-SPECIFY_RELIGION = "Other/please specify"
+SPECIFY_GENDER = _("Other/prefer to specify")
+SPECIFY_RELIGION = _("Other/please specify")
 
 COUNTRIES = [
     "Afghanistan", "Albania", "Algeria", "Andorra", "Angola", "Antigua and Barbuda", "Argentina", "Armenia",
@@ -53,4 +56,4 @@ COUNTRIES = [
     "United Arab Emirates", "United Kingdom", "United States", "Uruguay", "Uzbekistan", "Vanuatu", "Vatican City",
     "Venezuela", "Vietnam", "Yemen", "Zambia", "Zimbabwe",
 ]  # fmt: skip
-COUNTRY_OTHER = "Other"
+COUNTRY_OTHER = _("Other")

@@ -27,12 +27,16 @@
     return { total: s, bad: bad };
   }
 
+  // The sentences come from the page, in the study's language: {total}, {target} and {lowest} are filled in.
+  function words(attribute, runningTotal) {
+    return (total.getAttribute(attribute) || "")
+      .replace(/\{total\}/g, runningTotal).replace(/\{target\}/g, target).replace(/\{lowest\}/g, lowest);
+  }
+
   function update() {
     var result = sum();
     var ok = result.total === target && !result.bad;
-    total.textContent = "Weights: " + result.total + " / " + target + (ok ? "" : result.bad
-      ? " (each weight is a whole number from " + lowest + " to " + target + ")"
-      : " (they must add up to " + target + ")");
+    total.textContent = words("data-words", result.total) + (ok ? "" : " " + words(result.bad ? "data-bad" : "data-off"));
     total.classList.toggle("ok", ok);
     total.classList.toggle("off", !ok);
     submit.setAttribute("aria-disabled", ok ? "false" : "true");

@@ -26,13 +26,13 @@ from .frozen import FrozenWhenLive, attempted_frozen_edits
 class QuestionInline(FrozenWhenLive, admin.TabularInline):
     model = Question
     extra = 0
-    fields = ["position", "key", "text"]
+    fields = ["position", "key", "text", "translations"]
 
 
 class VignetteInline(FrozenWhenLive, admin.StackedInline):
     model = Vignette
     extra = 0
-    fields = [("position", "key", "character"), "source", "text"]
+    fields = [("position", "key", "character"), "source", "text", "translations"]
     show_change_link = True
 
 
@@ -130,6 +130,8 @@ class StudyAdmin(admin.ModelAdmin):
                 "fields": ["answering_completion_code", "answering_no_consent_code", "answering_full_code"],
             },
         ),
+        # The participants' language; texts in other languages are JSON by language code (docs/study-files.md).
+        ("Language", {"fields": ["language", "translations"]}),
         ("LLM instrument", {"classes": ["collapse"], "fields": ["system_prompt", "user_prompt"]}),
         ("History", {"classes": ["collapse"], "fields": ["went_live_at", "closed_at"]}),
     ]

@@ -1,21 +1,24 @@
 """The answer-writing page's forms: consent, and one answer with up to five weighted features."""
 
 from django import forms
+from django.utils.text import format_lazy
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from ..models import MAX_FEATURES, WEIGHT_TOTAL
 from ..services.answers import MIN_WEIGHT, validate_features
 from ..services.shapes import ShapeError, describe, sentence
 
-WEIGHT_WORDS = f"A weight is a whole number from {MIN_WEIGHT} to {WEIGHT_TOTAL}."
+WEIGHT_WORDS = format_lazy(_("A weight is a whole number from {low} to {high}."), low=MIN_WEIGHT, high=WEIGHT_TOTAL)
 
 
 class ConsentForm(forms.Form):
     agree = forms.TypedChoiceField(
-        choices=[("yes", "I agree to take part"), ("no", "I do not agree")],
+        choices=[("yes", _("I agree to take part")), ("no", _("I do not agree"))],
         coerce=lambda value: value == "yes",
         widget=forms.RadioSelect,
-        label="Do you agree to take part?",
-        error_messages={"required": "Please choose whether you agree to take part."},
+        label=_("Do you agree to take part?"),
+        error_messages={"required": _("Please choose whether you agree to take part.")},
     )
 
 
@@ -27,13 +30,13 @@ class AnswerForm(forms.Form):
     """
 
     action = forms.CharField(
-        label="What should be done? (your conclusion)",
+        label=_("What should be done? (your conclusion)"),
         max_length=5000,
         widget=forms.Textarea(attrs={"rows": 4}),
-        error_messages={"required": "Please say what should be done."},
+        error_messages={"required": _("Please say what should be done.")},
     )
     additional_information = forms.CharField(
-        label="What further information would you want, if any?",
+        label=_("What further information would you want, if any?"),
         max_length=5000,
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -43,10 +46,13 @@ class AnswerForm(forms.Form):
         super().__init__(*args, **kwargs)
         for i in range(1, MAX_FEATURES + 1):
             self.fields[f"feature_{i}"] = forms.CharField(
-                label=f"Feature {i}", max_length=300, required=False, widget=forms.TextInput(attrs={"size": 30})
+                label=gettext("Feature {number}").format(number=i),
+                max_length=300,
+                required=False,
+                widget=forms.TextInput(attrs={"size": 30}),
             )
             self.fields[f"weight_{i}"] = forms.IntegerField(
-                label=f"Weight of feature {i}",
+                label=gettext("Weight of feature {number}").format(number=i),
                 min_value=MIN_WEIGHT,
                 max_value=WEIGHT_TOTAL,
                 required=False,
@@ -62,7 +68,7 @@ class AnswerForm(forms.Form):
                 ),
             )
             self.fields[f"reason_{i}"] = forms.CharField(
-                label=f"Why feature {i} matters",
+                label=gettext("Why feature {number} matters").format(number=i),
                 max_length=3000,
                 required=False,
                 widget=forms.Textarea(attrs={"rows": 2}),
@@ -91,17 +97,17 @@ class AnswerForm(forms.Form):
             if not feature and weight is None and not reason:
                 continue
             if not feature:
-                self.add_error(f"feature_{i}", "Please name the feature, or clear this row.")
+                self.add_error(f"feature_{i}", gettext("Please name the feature, or clear this row."))
                 continue
             if weight is None:
-                self.add_error(f"weight_{i}", "Please give this feature a weight.")
+                self.add_error(f"weight_{i}", gettext("Please give this feature a weight."))
                 continue
             rows.append({"feature": feature, "weight": weight, "reason": reason})
             numbers.append(i)
         if any(name.startswith(("feature_", "weight_")) for name in self.errors):
             return cleaned  # fix the rows first; their totals mean little yet
         if not rows:
-            raise forms.ValidationError("Please name at least one feature, with its weight.")
+            raise forms.ValidationError(gettext("Please name at least one feature, with its weight."))
         try:
             cleaned["features"] = validate_features(rows)  # the answer's one shape, as everywhere else
         except ShapeError as error:
@@ -114,8 +120,10 @@ class AnswerForm(forms.Form):
                 elif problem["type"] == "weights_total":
                     self.add_error(
                         None,
-                        f"Weights: {problem['ctx']['total']} / {WEIGHT_TOTAL}. The weights must add up to exactly {WEIGHT_TOTAL}; "
-                        "please change them. Everything you typed is kept.",
+                        gettext(
+                            "Weights: {total} / {target}. The weights must add up to exactly {target}; "
+                            "please change them. Everything you typed is kept."
+                        ).format(total=problem["ctx"]["total"], target=WEIGHT_TOTAL),
                     )
                 else:
                     self.add_error(None, sentence(describe(problem)))

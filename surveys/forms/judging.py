@@ -1,9 +1,12 @@
 """The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from .. import constants
 from ..models import Judgment, Question
+from ..services.languages import translated
 
 
 def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.TypedChoiceField:
@@ -17,25 +20,26 @@ def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.Typed
 
 
 def _choices(values: list[str]) -> list[tuple[str, str]]:
-    return [("", "— choose —")] + [(value, value) for value in values]
+    # Stored in English, shown in the study's language (constants marks them for translation).
+    return [("", _("— choose —"))] + [(value, _(value)) for value in values]  # noqa: INT001
 
 
-def _please_choose(what: str) -> dict[str, str]:
-    return {"required": f"Please choose {what}.", "invalid_choice": f"Please choose {what} from the list."}
+def _please_choose(required: str, invalid: str) -> dict[str, str]:
+    return {"required": required, "invalid_choice": invalid}
 
 
 class ConsentForm(forms.Form):
     consent = _yes_no(
-        "Do you agree to take part in this study?",
-        "Yes, I agree to take part",
-        "No, I do not agree",
-        "Please say whether you agree to take part.",
+        _("Do you agree to take part in this study?"),
+        _("Yes, I agree to take part"),
+        _("No, I do not agree"),
+        _("Please say whether you agree to take part."),
     )
     anonymised = _yes_no(
-        "Do you agree that your anonymised answers may be used in research publications and shared data sets?",
-        "Yes, my anonymised answers may be used",
-        "No",
-        "Please say whether your anonymised answers may be used.",
+        _("Do you agree that your anonymised answers may be used in research publications and shared data sets?"),
+        _("Yes, my anonymised answers may be used"),
+        pgettext_lazy("answer", "No"),
+        _("Please say whether your anonymised answers may be used."),
     )
 
     def clean(self):
@@ -48,25 +52,42 @@ class ConsentForm(forms.Form):
 
 class DemographicsForm(forms.Form):
     gender = forms.ChoiceField(
-        label="Gender", choices=_choices(constants.GENDERS), error_messages=_please_choose("your gender")
+        label=_("Gender"),
+        choices=_choices(constants.GENDERS),
+        error_messages=_please_choose(_("Please choose your gender."), _("Please choose your gender from the list.")),
     )
-    gender_specify = forms.CharField(label="If you prefer to specify your gender", max_length=100, required=False)
+    gender_specify = forms.CharField(label=_("If you prefer to specify your gender"), max_length=100, required=False)
     age = forms.ChoiceField(
-        label="Age", choices=_choices(constants.AGE_GROUPS), error_messages=_please_choose("your age group")
+        label=_("Age"),
+        choices=_choices(constants.AGE_GROUPS),
+        error_messages=_please_choose(
+            _("Please choose your age group."), _("Please choose your age group from the list.")
+        ),
     )
     religion = forms.ChoiceField(
-        label="Religion", choices=_choices(constants.RELIGIONS), error_messages=_please_choose("your religion")
+        label=_("Religion"),
+        choices=_choices(constants.RELIGIONS),
+        error_messages=_please_choose(
+            _("Please choose your religion."), _("Please choose your religion from the list.")
+        ),
     )
-    religion_specify = forms.CharField(label="If other, please specify your religion", max_length=100, required=False)
+    religion_specify = forms.CharField(
+        label=_("If other, please specify your religion"), max_length=100, required=False
+    )
     education = forms.ChoiceField(
-        label="Highest level of education completed",
+        label=_("Highest level of education completed"),
         choices=_choices(constants.EDUCATION_LEVELS),
-        error_messages=_please_choose("your highest level of education"),
+        error_messages=_please_choose(
+            _("Please choose your highest level of education."),
+            _("Please choose your highest level of education from the list."),
+        ),
     )
     country = forms.ChoiceField(
-        label="Country of residence",
+        label=_("Country of residence"),
         choices=_choices(constants.COUNTRIES + [constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
-        error_messages=_please_choose("your country of residence"),
+        error_messages=_please_choose(
+            _("Please choose your country of residence."), _("Please choose your country of residence from the list.")
+        ),
     )
 
     def clean(self):
@@ -86,10 +107,10 @@ class PairForm(forms.Form):
         self.questions = questions
         for number, question in enumerate(questions, start=1):
             self.fields[question.key] = forms.ChoiceField(
-                label=f"{number}. {question.text}",
-                choices=[(Judgment.Position.FIRST, "Answer A"), (Judgment.Position.SECOND, "Answer B")],
+                label=f"{number}. {translated(question, 'text')}",
+                choices=[(Judgment.Position.FIRST, _("Answer A")), (Judgment.Position.SECOND, _("Answer B"))],
                 widget=forms.RadioSelect,
-                error_messages={"required": "Please choose Answer A or Answer B."},
+                error_messages={"required": _("Please choose Answer A or Answer B.")},
             )
 
     def picks(self) -> dict[str, str]:
@@ -104,5 +125,5 @@ class AttentionForm(forms.Form):
             choices=[(str(number), text) for number, text in enumerate(options, start=1)],
             coerce=int,
             widget=forms.RadioSelect,
-            error_messages={"required": "Please choose one of the two options."},
+            error_messages={"required": _("Please choose one of the two options.")},
         )

@@ -1,18 +1,39 @@
 """What a study is made of: its settings, questions, vignettes, systems, and the systems' answers."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 MAX_FEATURES = 5
 WEIGHT_TOTAL = 100
 
-DEFAULT_ATTENTION_PROMPT = (
+DEFAULT_ATTENTION_PROMPT = gettext_noop(
     "This question checks that you are reading carefully. Please select the second of the two "
     "options below, whatever you think of them."
 )
-DEFAULT_ATTENTION_OPTIONS = ["I read the answers quickly", "I read the answers carefully"]
+# Texts in other languages, by language code, e.g. {"de": {"text": "…"}} (docs/study-files.md lists the keys);
+# participants of a study see the texts of the study's language, and the field itself where none is given.
+TRANSLATIONS_HELP = 'By language code, e.g. {"de": {"text": "…"}}; see docs/study-files.md.'
+
+
+def check_translations(row: models.Model) -> None:
+    """A row's `translations` (and a study's language) as the admin saves them: the study file's checks."""
+    from ..services.languages import LANGUAGE_CODE, TRANSLATABLE, translation_problems  # services build on models
+
+    problems = {}
+    if getattr(row, "language", None) is not None and not LANGUAGE_CODE.match(row.language):
+        problems["language"] = f"'{row.language}' is not a language code (such as en, de or ar)."
+    found = translation_problems(row.translations, TRANSLATABLE[type(row)])
+    if found:
+        problems["translations"] = found
+    if problems:
+        raise ValidationError(problems)
+
+
+DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext_noop("I read the answers carefully")]
 
 
 class Study(models.Model):
@@ -34,6 +55,13 @@ class Study(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, help_text="Shown to participants on the information page.")
+    language = models.CharField(
+        max_length=16,
+        default="en",
+        help_text="The participants' language (a code such as en, de, ar): the survey's interface and the texts "
+        "given for it under Translations.",
+    )
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     reference_system = models.ForeignKey(
         "System",
@@ -126,6 +154,10 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self):
+        super().clean()
+        check_translations(self)
+
     @property
     def is_live(self) -> bool:
         return self.status == self.Status.LIVE
@@ -137,6 +169,7 @@ class Question(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=64)
     text = models.TextField()
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -146,6 +179,10 @@ class Question(models.Model):
     def __str__(self) -> str:
         return self.key
 
+    def clean(self):
+        super().clean()
+        check_translations(self)
+
 
 class Vignette(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vignettes")
@@ -153,6 +190,7 @@ class Vignette(models.Model):
     character = models.CharField(max_length=100, help_text="The main character, filled into the prompt.")
     source = models.CharField(max_length=300, blank=True)
     text = models.TextField()
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -161,6 +199,10 @@ class Vignette(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    def clean(self):
+        super().clean()
+        check_translations(self)
 
 
 class System(models.Model):
@@ -223,6 +265,7 @@ class Answer(models.Model):
     vignette = models.ForeignKey(Vignette, on_delete=models.CASCADE, related_name="answers")
     sample = models.PositiveSmallIntegerField(default=1)
     action = models.TextField(blank=True, help_text="What should be done next: the conclusion.")
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     additional_information = models.TextField(blank=True)
     raw_text = models.TextField(blank=True)
     origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.ADMIN)
@@ -247,6 +290,10 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.system.key} on {self.vignette.key} #{self.sample}"
+
+    def clean(self):
+        super().clean()
+        check_translations(self)
 
     def word_count(self) -> int:
         parts = [self.action, self.additional_information]

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..models import Answer, Invitation, Respondent, RespondentTask, Study, System
 from .answers import FeatureIn, create_answer
@@ -27,13 +28,13 @@ OPEN_TASK_HOLD = timedelta(hours=3)
 
 def _open_study(study: Study) -> None:
     if study.status == Study.Status.CLOSED:
-        raise StudyClosed("This study is closed and no longer takes answers. Thank you for your interest.")
+        raise StudyClosed(gettext("This study is closed and no longer takes answers. Thank you for your interest."))
 
 
 def lay_system(study: Study) -> System:
     system = study.systems.filter(kind=System.Kind.HUMAN).order_by("position", "id").first()
     if system is None:
-        raise NotOffered("This study does not collect answers from participants.")
+        raise NotOffered(gettext("This study does not collect answers from participants."))
     return system
 
 
@@ -48,7 +49,8 @@ def start_prolific_respondent(
         )
     except InvalidProlificLink as exc:
         problems = " ".join(exc.messages)
-        raise InvalidProlificLink(f"This link is incomplete: {problems} Please open the study from Prolific.") from None
+        message = gettext("This link is incomplete: {problems} Please open the study from Prolific.")
+        raise InvalidProlificLink(message.format(problems=problems)) from None
     prolific_pid, prolific_study_id, session_id = params.pid, params.study_id, params.session_id
     existing = Respondent.objects.filter(study=study, prolific_pid=prolific_pid).first()
     if existing:

@@ -29,6 +29,9 @@ FROZEN_STUDY_FIELDS = (
     "fast_fraction_of_median",
     "attention_prompt",
     "attention_options",
+    # The participants' language, and the study's texts in it (the attention check's among them).
+    "language",
+    "translations",
     # The instrument.
     "system_prompt",
     "user_prompt",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from .errors import InvalidProlificLink
 
@@ -31,9 +32,9 @@ def parse_prolific_params(params: Mapping) -> ProlificParams:
     for name in PROLIFIC_PARAMS:
         value = (params.get(name) or "").strip()
         if not value:
-            errors.append(f"{name} is missing from the link.")
+            errors.append(gettext("{name} is missing from the link.").format(name=name))
         elif not PROLIFIC_ID.match(value):
-            errors.append(f"{name} is not a Prolific id (24 letters and digits).")
+            errors.append(gettext("{name} is not a Prolific id (24 letters and digits).").format(name=name))
         values[name] = value
     if errors:
         raise InvalidProlificLink(errors)

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from ..forms.answering import AnswerForm, ConsentForm
@@ -33,7 +34,7 @@ from .entry_limit import rate_limited_entry, respondent_exists
 # an invitation held by another browser (or withdrawn) is forbidden here.
 ENTRY_REFUSED_STATUS = {StudyClosed: 410, NotOffered: 404, InvitationInUse: 403, InvitationWithdrawn: 403}
 
-SESSION_LOST = (
+SESSION_LOST = gettext_lazy(
     "We could not find your answers in this browser. Please open the study again from its link "
     "(on Prolific, or in your invitation email): your answers so far are kept."
 )
@@ -79,7 +80,9 @@ def _next_page(request, respondent: Respondent):
         return redirect("surveys:answering-done", slug)
     task = next_task(respondent) if respondent.status == Respondent.Status.WRITING else None
     if task is None:
-        return _problem(request, "We could not give you vignettes to answer. Please contact the researchers.", 409)
+        return _problem(
+            request, gettext("We could not give you vignettes to answer. Please contact the researchers."), 409
+        )
     return redirect("surveys:answering-write", slug, task.position)
 
 
@@ -165,7 +168,10 @@ def write(request, slug, position):
         return _lost(request)
     task = get_object_or_404(respondent.tasks.select_related("vignette"), position=position)
     if task.submitted_at is not None:
-        messages.info(request, f"Your answer on page {position} is saved; it cannot be changed any more.")
+        messages.info(
+            request,
+            gettext("Your answer on page {number} is saved; it cannot be changed any more.").format(number=position),
+        )
     if task.submitted_at is not None or respondent.status != Respondent.Status.WRITING or task != next_task(respondent):
         return _next_page(request, respondent)  # pages come in their order, each answered once
     form = AnswerForm(request.POST if request.method == "POST" else None)

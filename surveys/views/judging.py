@@ -7,6 +7,7 @@ they asked for another page, so a reload, the back button or an old tab never sk
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from moraljudge.client_address import client_address
@@ -28,6 +29,7 @@ from ..services.judging import (
     record_page,
     start_preview,
 )
+from ..services.languages import attention_texts
 from ..services.participation import StepName
 from ..services.prolific_link import parse_prolific_params, prolific_return_url
 
@@ -36,7 +38,7 @@ STEP_PAGES = {
     StepName.DEMOGRAPHICS: "surveys:judging-about-you",
     StepName.ATTENTION: "surveys:judging-check",
 }
-NO_SESSION = (
+NO_SESSION = gettext_lazy(
     "We could not find your place in this study in this browser. Please open the study again from its "
     "link on Prolific: your answers so far are kept."
 )
@@ -135,7 +137,12 @@ def pair(request, slug: str, position: int):
         get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
     if elsewhere or step.assignment.position != position:
         if participant.assignments.filter(position=position, status=Assignment.Status.COMPLETED).exists():
-            messages.info(request, f"Your choices for scenario {position} are saved; they cannot be changed.")
+            messages.info(
+                request,
+                gettext("Your choices for scenario {number} are saved; they cannot be changed.").format(
+                    number=position
+                ),
+            )
         return _to_step(participant)
     form = PairForm(request.POST or None, questions=list(participant.study.questions.order_by("position", "id")))
     if form.is_valid():
@@ -158,7 +165,8 @@ def check(request, slug: str):
     if elsewhere:
         return elsewhere
     study = participant.study
-    form = AttentionForm(request.POST or None, prompt=study.attention_prompt, options=attention_options(study))
+    prompt, options = attention_texts(study, attention_options(study))  # in the study's language
+    form = AttentionForm(request.POST or None, prompt=prompt, options=options)
     if form.is_valid():
         participant = finish_participant(participant=participant, attention_choice=form.cleaned_data["choice"])
         return _to_step(participant)

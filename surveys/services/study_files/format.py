@@ -26,6 +26,7 @@ from pydantic_core.core_schema import ValidationInfo
 from surveys.models import Answer, Question, Study, System, Vignette
 
 from ..answers import AnswerShape, FeatureIn
+from ..languages import LANGUAGE_CODE, TRANSLATABLE, translation_problems
 from ..shapes import JsonObject, RequiredText, Text, WholeNumber, shown
 
 # The same range on every database: SQLite would store what PostgreSQL's smallint refuses.
@@ -115,6 +116,31 @@ def _two_texts_or_none(value: Any) -> Any:
 
 AttentionOptions = Annotated[list[Text], BeforeValidator(_two_texts_or_none)]
 
+
+def _translations_of(model: type[models.Model]):
+    """A `translations` object for `model`'s rows: {language code: {translatable key: text}} (services/languages.py)."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return {}
+        problems = translation_problems(value, TRANSLATABLE[model])
+        if problems:
+            raise PydanticCustomError("translations", "; ".join(problems))
+        return value
+
+    return Annotated[dict, BeforeValidator(check), Field(default_factory=dict, exclude_if=lambda given: not given)]
+
+
+def _language(value: Any) -> Any:
+    if value is not None and not (isinstance(value, str) and LANGUAGE_CODE.match(value)):
+        raise PydanticCustomError(
+            "language", "{value} is not a language code (such as en, de or ar)", {"value": shown(value)}
+        )
+    return value
+
+
+Language = Annotated[Text, BeforeValidator(_language)]
+
 # Settings blocks: a key the file leaves out stays None here and leaves its Study field as it is
 # (a new study: the model's default). Only the keys a file gives are set (`model_fields_set`).
 
@@ -168,6 +194,7 @@ class QuestionEntry(FileObject):
     fills = Question
     key: RequiredText
     text: RequiredText
+    translations: _translations_of(Question)
 
 
 class VignetteEntry(FileObject):
@@ -176,6 +203,7 @@ class VignetteEntry(FileObject):
     character: RequiredText
     source: Text = ""
     text: RequiredText
+    translations: _translations_of(Vignette)
 
 
 def _empty(value: Any) -> bool:
@@ -215,6 +243,7 @@ class AnswerEntry(AnswerShape, AnswerKey):
     """An answer in a file: which system, vignette and sample, then the answer's one shape."""
 
     selected: bool = Field(False, strict=True)
+    translations: _translations_of(Answer)
     raw_text: Text = Field(None, exclude=True)  # exports leave it out; an LLM answer's raw reply survives a re-import
 
     @classmethod
@@ -231,6 +260,8 @@ class StudyFile(FileObject):
     slug: RequiredText
     name: RequiredText
     description: Text = None  # left out: a re-imported draft keeps its description
+    language: Language = None  # left out: English, or a re-imported draft keeps its language
+    translations: _translations_of(Study)
     status: Text = Study.Status.DRAFT
     reference_system: RequiredText
     design: Design = Field(default_factory=Design)

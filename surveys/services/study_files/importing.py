@@ -29,6 +29,9 @@ def import_study(data: Any) -> Study:
     study.name = study_file.name
     if "description" in study_file.model_fields_set:
         study.description = study_file.description
+    if "language" in study_file.model_fields_set:
+        study.language = study_file.language
+    study.translations = study_file.translations
     for block in study_file.settings():
         for name in block.model_fields_set:  # a key the file leaves out leaves its field as it is
             setattr(study, name, getattr(block, name))
@@ -77,6 +80,7 @@ def _import_answers(study: Study, answers: list[AnswerEntry]) -> None:
             "action": item.action,
             "additional_information": item.additional_information,
             "selected": item.selected,
+            "translations": item.translations,
         }
         if "raw_text" in item.model_fields_set:  # exports leave it out; an LLM answer's raw reply must survive
             fields["raw_text"] = item.raw_text
