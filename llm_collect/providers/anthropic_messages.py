@@ -30,7 +30,11 @@ class AnthropicMessages:
             **sent_parameters(target),
         }
         if prompt.schema is not None:
-            tool = {"name": prompt.schema.name, "description": "Record the reply.", "input_schema": prompt.schema.schema}
+            tool = {
+                "name": prompt.schema.name,
+                "description": "Record the reply.",
+                "input_schema": prompt.schema.schema,
+            }
             body.update(tools=[tool], tool_choice={"type": "tool", "name": prompt.schema.name})
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         return WireRequest(f"{target.endpoint_base}/v1/messages", headers, body)

@@ -40,13 +40,17 @@ def take(gen: Generation, *, lease_seconds: float, max_attempts: int) -> str | N
     now = timezone.now()
     token = uuid.uuid4().hex
     claimable = Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
-    taken = type(gen)._default_manager.filter(claimable, pk=gen.pk, attempts__lt=max_attempts).update(
-        status=Status.RUNNING,
-        claim=token,
-        attempts=F("attempts") + 1,
-        started_at=now,
-        lease_expires_at=now + timedelta(seconds=lease_seconds),
-        not_before=None,
+    taken = (
+        type(gen)
+        ._default_manager.filter(claimable, pk=gen.pk, attempts__lt=max_attempts)
+        .update(
+            status=Status.RUNNING,
+            claim=token,
+            attempts=F("attempts") + 1,
+            started_at=now,
+            lease_expires_at=now + timedelta(seconds=lease_seconds),
+            not_before=None,
+        )
     )
     return token if taken else None
 
@@ -126,8 +130,10 @@ def move(
     elif from_ is not None:
         rows = type(gen)._default_manager.filter(pk=gen.pk, status__in=from_)
     else:  # nobody holds it: pending, or running under a lease that ran out
-        rows = type(gen)._default_manager.filter(pk=gen.pk).filter(
-            Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+        rows = (
+            type(gen)
+            ._default_manager.filter(pk=gen.pk)
+            .filter(Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now))
         )
     entry = attempt_entry(gen, outcome, error=error or "", reply=reply)
     change = {
