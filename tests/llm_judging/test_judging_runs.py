@@ -14,7 +14,7 @@ from tests.conftest import QUESTION_KEYS
 
 from .conftest import make_judge
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db  # on_commit never fires: tests run each task themselves
 
 
 def run_all(ids, *, rounds=6):
