@@ -107,7 +107,9 @@ def agreement_rows(*, study: Study, data: StudyPicks | None = None) -> list[Agre
         ceiling = split_half_ceiling(human.get(question, []))
         for judge in data.judges:
             picks = data.llm_by(question, judge.key)
-            rows.append(judge_row(question, judge.key, picks, majorities, ceiling, data, own_systems(study, judge.model)))
+            rows.append(
+                judge_row(question, judge.key, picks, majorities, ceiling, data, own_systems(study, judge.model))
+            )
     return rows
 
 

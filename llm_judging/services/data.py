@@ -89,6 +89,13 @@ def read_study_picks(*, study: Study) -> StudyPicks:
             winner = call.winner_id(question)
             if winner is not None:
                 llm.append(
-                    JudgePick(call.judge.key, call.cell_id, call.order, call.sample, question, winner == cells[call.cell_id].answer_a)
+                    JudgePick(
+                        call.judge.key,
+                        call.cell_id,
+                        call.order,
+                        call.sample,
+                        question,
+                        winner == cells[call.cell_id].answer_a,
+                    )
                 )
     return StudyPicks(cells, questions, systems, reference, sorted(judges.values(), key=lambda j: j.key), human, llm)
