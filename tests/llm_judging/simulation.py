@@ -6,9 +6,8 @@ can predict; without it PPI has nothing to gain). The model judge sees the same 
 preference for its own system and noise of its own. The estimand is the population Bradley-Terry (logistic)
 fit over cells, computed once on a large draw (``estimand``)."""
 
-from functools import lru_cache
-
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import expit
