@@ -21,7 +21,7 @@ import httpx
 
 from moraljudge import http
 
-from .providers import Prompt, wire_format
+from .providers import OutputSchema, Prompt, wire_format
 
 DEFAULT_TIMEOUT = 120.0  # seconds for a whole reply; connecting gets less
 
@@ -117,11 +117,21 @@ def build_client(*, timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTrans
     return http.build_client(timeout=timeout, transport=transport)
 
 
-def complete(target: Target, *, system_prompt: str, user_prompt: str, http_client: httpx.Client | None = None) -> Reply:
-    """One call. Raises Retryable or Permanent; returns the Reply otherwise (its text may still be unusable)."""
+def complete(
+    target: Target,
+    *,
+    system_prompt: str,
+    user_prompt: str,
+    schema: OutputSchema | None = None,
+    http_client: httpx.Client | None = None,
+) -> Reply:
+    """One call. Raises Retryable or Permanent; returns the Reply otherwise (its text may still be unusable).
+
+    ``schema``: the reply's JSON shape, sent as the provider's structured-output setting (None: an answer).
+    """
     fmt = wire(target.provider)
     key = api_key(target)
-    request = fmt.request(target, Prompt(system=system_prompt, user=user_prompt))
+    request = fmt.request(target, Prompt(system=system_prompt, user=user_prompt, schema=schema))
     raw, latency = post(request.url, {**request.headers, **fmt.auth_headers(key)}, request.body, target, http_client)
     try:
         content = fmt.read(raw)

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "surveys",
     "llm_collect",
     "analysis",
+    "llm_judging",
 ]
 
 MIDDLEWARE = [
@@ -241,6 +242,7 @@ CELERY_BEAT_SCHEDULE["surveys-release-expired"] = {
 # LLM collection: re-queue generations whose worker died (lease lapsed, or a retry it held is overdue) and those
 # still pending after LLM_COLLECT["sweep_minutes"]. Often, so that a dead worker's rows move on within a minute.
 CELERY_BEAT_SCHEDULE["llm-collect-sweep"] = {"task": "llm_collect.tasks.sweep", "schedule": 15.0}
+CELERY_BEAT_SCHEDULE["llm-judging-sweep"] = {"task": "llm_judging.tasks.sweep", "schedule": 15.0}
 # Per-provider limits shared by every worker through Redis; a System's parameters may override them.
 LLM_RATE_LIMITS = {
     "default": {"requests_per_minute": 60, "burst": 1, "concurrency": 4},

@@ -13,5 +13,6 @@ urlpatterns = [
     # Browsers ask for /favicon.ico whatever a page links: the one small file, straight from static/.
     path("favicon.ico", serve, {"path": "favicon.ico", "document_root": settings.BASE_DIR / "static"}, name="favicon"),
     path("", include("analysis.urls")),
+    path("", include("llm_judging.urls")),
     path("", include("surveys.urls")),
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from surveys.models import System
 
 from .anthropic_messages import AnthropicMessages
-from .base import Prompt, ReplyContent, WireFormat, WireRequest
+from .base import OutputSchema, Prompt, ReplyContent, WireFormat, WireRequest
 from .gemini_generate import GeminiGenerate
 from .openai_chat import OpenAIChat
 from .openai_compatible import OpenAICompatible
@@ -27,4 +27,4 @@ def wire_format(provider: str) -> WireFormat:
     return PROVIDERS[provider]
 
 
-__all__ = ["PROVIDERS", "Prompt", "ReplyContent", "WireFormat", "WireRequest", "wire_format"]
+__all__ = ["PROVIDERS", "OutputSchema", "Prompt", "ReplyContent", "WireFormat", "WireRequest", "wire_format"]

@@ -1,10 +1,14 @@
 """Anthropic Messages (https://docs.anthropic.com/en/api/messages).
 
 ``x-api-key`` and ``anthropic-version`` headers, the system prompt top level, ``max_tokens`` required. The
-models this study uses have no JSON mode: the prompt asks for JSON.
+models this study uses have no JSON mode: for answers the prompt asks for JSON. A prompt that carries its own
+schema (llm_judging) gets it as one tool the model is made to call (``tool_choice``), Anthropic's way to a reply
+that follows a JSON schema; the tool's input is read back as the reply text.
 """
 
 from __future__ import annotations
+
+import json
 
 from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters
 
@@ -25,6 +29,13 @@ class AnthropicMessages:
             "messages": [{"role": "user", "content": prompt.user}],
             **sent_parameters(target),
         }
+        if prompt.schema is not None:
+            tool = {
+                "name": prompt.schema.name,
+                "description": "Record the reply.",
+                "input_schema": prompt.schema.schema,
+            }
+            body.update(tools=[tool], tool_choice={"type": "tool", "name": prompt.schema.name})
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         return WireRequest(f"{target.endpoint_base}/v1/messages", headers, body)
 
@@ -35,9 +46,18 @@ class AnthropicMessages:
         usage = raw.get("usage") or {}
         return ReplyContent(
             # Only text blocks: thinking blocks are the model's scratchpad, not its answer.
-            text="".join(b.get("text", "") for b in raw.get("content") or [] if b.get("type") == "text"),
+            text="".join(block_text(b) for b in raw.get("content") or []),
             input_tokens=as_int(usage.get("input_tokens")),
             output_tokens=as_int(usage.get("output_tokens")),  # thinking tokens are already in it
             model_version=str(raw.get("model") or ""),
             finish_reason=str(raw.get("stop_reason") or ""),
         )
+
+
+def block_text(block: dict) -> str:
+    """Text blocks as they are, a forced tool call's input as JSON; thinking blocks (a scratchpad) not at all."""
+    if block.get("type") == "text":
+        return block.get("text", "")
+    if block.get("type") == "tool_use":
+        return json.dumps(block.get("input"))
+    return ""

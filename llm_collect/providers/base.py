@@ -17,9 +17,19 @@ OWN_PARAMETERS = frozenset({"requests_per_minute", "concurrency", "burst", "time
 
 
 @dataclass(frozen=True)
+class OutputSchema:
+    """The JSON shape a reply must have, as JSON Schema (strict: every property required, no extras)."""
+
+    name: str
+    schema: dict
+
+
+@dataclass(frozen=True)
 class Prompt:
     system: str
     user: str
+    # None: the study file's answer shape (answer collection); llm_judging passes its judgment shape.
+    schema: OutputSchema | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,24 @@ class WireFormat(Protocol):
 def sent_parameters(target: Target) -> dict:
     """The System's parameters as the provider should get them (the project's own ones left out)."""
     return {k: v for k, v in target.parameters.items() if k not in OWN_PARAMETERS}
+
+
+def gemini_schema(schema: dict) -> dict:
+    """JSON Schema as Gemini's responseSchema wants it: an OpenAPI subset, upper-case types, no extras."""
+    out = {}
+    for key, value in schema.items():
+        if key == "additionalProperties":
+            continue
+        if key == "type":
+            out[key] = value.upper()
+        elif key == "properties":
+            out[key] = {name: gemini_schema(sub) for name, sub in value.items()}
+            out["propertyOrdering"] = list(value)
+        elif key == "items":
+            out[key] = gemini_schema(value)
+        else:
+            out[key] = value
+    return out
 
 
 def as_int(value) -> int:

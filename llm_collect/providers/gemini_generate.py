@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from surveys.services.answers import gemini_answer_schema
 
-from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters
+from .base import Prompt, ReplyContent, WireRequest, as_int, gemini_schema, sent_parameters
 
 GEMINI_SCHEMA = gemini_answer_schema()
 
@@ -20,7 +20,8 @@ class GeminiGenerate:
 
     def request(self, target, prompt: Prompt) -> WireRequest:
         params = sent_parameters(target)
-        generation_config = {"responseMimeType": "application/json", "responseSchema": GEMINI_SCHEMA}
+        schema = gemini_schema(prompt.schema.schema) if prompt.schema is not None else GEMINI_SCHEMA
+        generation_config = {"responseMimeType": "application/json", "responseSchema": schema}
         generation_config.update(params.pop("generationConfig", {}))
         generation_config.update(params)
         body = {

@@ -30,7 +30,10 @@ def folds_system_prompt(model: str) -> bool:
     return name.startswith("o1-mini") or name.startswith("o1-preview")
 
 
-def schema_format() -> dict:
+def schema_format(prompt: Prompt | None = None) -> dict:
+    if prompt is not None and prompt.schema is not None:
+        wanted = prompt.schema
+        return {"type": "json_schema", "json_schema": {"name": wanted.name, "strict": True, "schema": wanted.schema}}
     return {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": ANSWER_SCHEMA}}
 
 
@@ -51,7 +54,7 @@ class OpenAIChat:
         """The messages and response_format for this model (params lose what a reasoning model refuses)."""
         messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
         if not is_reasoning_model(target.model):
-            return messages, schema_format()
+            return messages, schema_format(prompt)
         for unsupported in REASONING_UNSUPPORTED:
             params.pop(unsupported, None)
         if "max_tokens" in params:
@@ -59,7 +62,7 @@ class OpenAIChat:
         if folds_system_prompt(target.model):
             return [{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}], None
         messages[0]["role"] = "developer"
-        return messages, schema_format()
+        return messages, schema_format(prompt)
 
     def auth_headers(self, key: str) -> dict:
         return {"authorization": f"Bearer {key}"} if key else {}

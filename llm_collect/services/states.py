@@ -1,4 +1,8 @@
-"""A Generation's states, changed only here.
+"""The states of a claimed row (a Generation, or llm_judging's JudgeCall), changed only here.
+
+Any model with the same fields works (status with pending/running/done/failed/invalid, claim, attempts,
+started_at, lease_expires_at, not_before, queued_at, finished_at, history, error): the rows are updated
+through ``type(gen)``.
 
 - ``take`` claims a row for one provider call (PENDING, or RUNNING whose lease ran out → RUNNING with a fresh
   claim token and a short lease) and counts the attempt.
@@ -36,19 +40,23 @@ def take(gen: Generation, *, lease_seconds: float, max_attempts: int) -> str | N
     now = timezone.now()
     token = uuid.uuid4().hex
     claimable = Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
-    taken = Generation.objects.filter(claimable, pk=gen.pk, attempts__lt=max_attempts).update(
-        status=Status.RUNNING,
-        claim=token,
-        attempts=F("attempts") + 1,
-        started_at=now,
-        lease_expires_at=now + timedelta(seconds=lease_seconds),
-        not_before=None,
+    taken = (
+        type(gen)
+        ._default_manager.filter(claimable, pk=gen.pk, attempts__lt=max_attempts)
+        .update(
+            status=Status.RUNNING,
+            claim=token,
+            attempts=F("attempts") + 1,
+            started_at=now,
+            lease_expires_at=now + timedelta(seconds=lease_seconds),
+            not_before=None,
+        )
     )
     return token if taken else None
 
 
 def held(gen: Generation, token: str):
-    return Generation.objects.filter(pk=gen.pk, status=Status.RUNNING, claim=token)
+    return type(gen)._default_manager.filter(pk=gen.pk, status=Status.RUNNING, claim=token)
 
 
 def renew(gen: Generation, token: str, *, lease_seconds: float) -> bool:
@@ -120,10 +128,12 @@ def move(
     if token is not None:
         rows = held(gen, token)
     elif from_ is not None:
-        rows = Generation.objects.filter(pk=gen.pk, status__in=from_)
+        rows = type(gen)._default_manager.filter(pk=gen.pk, status__in=from_)
     else:  # nobody holds it: pending, or running under a lease that ran out
-        rows = Generation.objects.filter(pk=gen.pk).filter(
-            Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+        rows = (
+            type(gen)
+            ._default_manager.filter(pk=gen.pk)
+            .filter(Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now))
         )
     entry = attempt_entry(gen, outcome, error=error or "", reply=reply)
     change = {

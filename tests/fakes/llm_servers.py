@@ -18,12 +18,17 @@ for every later request. A step is a dict:
 It can also enforce a rate limit like a provider: ``requests_per_minute`` with ``burst`` (GCRA); a request
 that comes too early gets 429 with a Retry-After header, and is counted in ``rejected``. ``latency`` delays
 every reply. Everything received is kept in ``requests`` (path, headers, JSON body).
+
+Judging prompts (llm_judging: a schema named "judgment", or a user prompt that asks about Answer A and B) get a
+judgment instead of an answer: ``judge(keys, prompt_text)`` returns the JSON object to send (default: "A" on
+every question key). On the Anthropic format with a forced tool, the object comes back as a tool_use block.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -57,7 +62,9 @@ class FakeLLMServer:
         requests_per_minute: float | None = None,
         burst: int = 1,
         model_version_suffix: str = "-2024-08-06",
+        judge=None,
     ) -> None:
+        self.judge = judge or (lambda keys, prompt: {key: {"choice": "A", "reason": "clearer"} for key in keys})
         self.script = list(script or [])
         self.default = default
         self.latency = latency
@@ -156,9 +163,19 @@ class FakeLLMServer:
             return self.send(handler, step["status"], self.error_body(fmt, step["status"]), extra)
         if "body" in step:
             return self.send_raw(handler, 200, step["body"].encode(), "text/html")
-        text = step.get("text", answer_json(n))
+        keys, prompt = judging_request(fmt, body)
+        default = json.dumps(self.judge(keys, prompt)) if keys is not None else answer_json(n)
+        text = step.get("text", default)
         model = body.get("model") or path.rsplit("/", 1)[-1].split(":")[0]
-        return self.send(handler, 200, self.reply_body(fmt, model, text, n))
+        reply = self.reply_body(fmt, model, text, n)
+        if fmt == "anthropic" and body.get("tool_choice"):
+            try:
+                reply["content"] = [
+                    {"type": "tool_use", "id": f"toolu_{n}", "name": "judgment", "input": json.loads(text)}
+                ]
+            except ValueError:
+                pass  # not JSON: a text block, as a model that ignored the tool would send
+        return self.send(handler, 200, reply)
 
     def reply_body(self, fmt: str, model: str, text: str, n: int) -> dict:
         version = f"{model}{self.suffix}"
@@ -209,3 +226,22 @@ class FakeLLMServer:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
+
+
+def judging_request(fmt: str, body: dict) -> tuple[list[str] | None, str]:
+    """The question keys a judging request asks about and its user prompt; (None, "") for any other request."""
+    if fmt == "anthropic":
+        schema = ((body.get("tools") or [{}])[0]).get("input_schema") or {}
+        prompt = " ".join(m.get("content", "") for m in body.get("messages", []) if isinstance(m.get("content"), str))
+    elif fmt == "gemini":
+        schema = (body.get("generationConfig") or {}).get("responseSchema") or {}
+        prompt = " ".join(p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", []))
+    else:
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
+    if "ANSWER A" not in prompt or "ANSWER B" not in prompt:
+        return None, ""
+    keys = list((schema.get("properties") or {}).keys())
+    if not keys:  # json_object mode (OpenAI-compatible): the keys from the prompt's list
+        keys = re.findall(r"^- ([a-z0-9_-]+): ", prompt.split("WHICH ANSWER IS BETTER?")[-1], flags=re.M)
+    return keys, prompt

@@ -1,0 +1,123 @@
+"""Researcher admin for LLM judging: judge models, "Judge with LLMs" (start a run), runs and every call."""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from llm_collect.admin import progress_bar
+from surveys.models import Study
+
+from .models import JudgeCall, JudgeModel, JudgingRun
+from .services.runs import start_judging_run
+
+
+class StartJudgingForm(forms.Form):
+    study = forms.ModelChoiceField(queryset=Study.objects.all())
+    judges = forms.ModelMultipleChoiceField(
+        queryset=JudgeModel.objects.all(), help_text="Add judges under Judge models."
+    )
+    samples = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Picks per cell and display order.")
+    orders = forms.ChoiceField(choices=JudgingRun.Orders.choices, initial=JudgingRun.Orders.BOTH)
+    retry_failed = forms.BooleanField(required=False, help_text="Ask again where earlier runs failed or were flagged.")
+
+
+@admin.register(JudgeModel)
+class JudgeModelAdmin(admin.ModelAdmin):
+    list_display = ["key", "provider", "model", "base_url", "api_key_env"]
+    search_fields = ["key", "model"]
+
+
+@admin.register(JudgingRun)
+class JudgingRunAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "judge_list", "orders", "samples", "planned", "progress", "cost", "created_at"]
+    list_filter = ["study"]
+    readonly_fields = ["study", "judges", "samples", "orders", "created_by", "created_at", "planned", "already_present",
+                       "progress", "calls_link"]  # fmt: skip
+
+    @admin.display(description="Judges")
+    def judge_list(self, run):
+        return ", ".join(j.key for j in run.judges.all())
+
+    @admin.display(description="Progress")
+    def progress(self, run):
+        return progress_bar(run.counts())
+
+    @admin.display(description="Cost (USD, est.)")
+    def cost(self, run):
+        return f"{run.counts()['cost']:.2f}"
+
+    @admin.display(description="Calls")
+    def calls_link(self, run):
+        url = reverse("admin:llm_judging_judgecall_changelist") + f"?run__id__exact={run.pk}"
+        page = reverse("llm_judging:study", args=[run.study.slug])
+        return format_html(
+            '<a href="{}">Every call of this run</a> · <a href="{}">Agreement and estimates</a>', url, page
+        )
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """ "Judge with LLMs": the run is made by the service, never by a bare ModelForm save."""
+        form = StartJudgingForm(request.POST or None, initial={"study": request.GET.get("study")})
+        if request.method == "POST" and form.is_valid():
+            try:
+                run = start_judging_run(user=request.user, **form.cleaned_data)
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                messages.success(request, f"{run}: {run.planned} calls queued, {run.already_present} judged before.")
+                return redirect("admin:llm_judging_judgingrun_change", run.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "title": "Judge with LLMs",
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/llm_judging/start.html", context)
+
+
+@admin.register(JudgeCall)
+class JudgeCallAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__",
+        "status",
+        "attempts",
+        "picks_shown",
+        "input_tokens",
+        "output_tokens",
+        "latency_ms",
+        "cost_estimate",
+    ]
+    list_filter = ["status", "judge", "order", "run"]
+    list_select_related = ["judge"]
+    exclude = ["raw_request", "raw_response", "history"]
+    readonly_fields = [
+        f.name for f in JudgeCall._meta.fields if f.name not in ("raw_request", "raw_response", "history")
+    ]
+    readonly_fields += ["request_json", "response_json", "history_json"]
+
+    def has_add_permission(self, request):
+        return False  # made by runs only
+
+    @admin.display(description="Picks")
+    def picks_shown(self, call):
+        return " ".join(f"{k}:{v}" for k, v in call.picks.items()) or "–"
+
+    def pretty(self, value):
+        return format_html("<pre style='white-space:pre-wrap;max-width:70em'>{}</pre>", json.dumps(value, indent=2))
+
+    @admin.display(description="Request as sent")
+    def request_json(self, call):
+        return self.pretty(call.raw_request)
+
+    @admin.display(description="Reply as received")
+    def response_json(self, call):
+        return self.pretty(call.raw_response)
+
+    @admin.display(description="Attempts")
+    def history_json(self, call):
+        return self.pretty(call.history)

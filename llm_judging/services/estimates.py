@@ -1,0 +1,145 @@
+"""Bradley-Terry estimates from LLM judgments alone, and PPI++ estimates calibrated by the human judgments.
+
+Per judge model × question:
+- ``llm_fit``: analysis.bradley_terry.fit on the judge's picks only (every order and sample a comparison).
+  Its intervals treat the judge as if it were the humans; they are valid only for "what this judge thinks".
+- PPI++ (llm_judging/ppi.py): human judgments on the cells the judge judged are the labelled rows, the judge's
+  share of picks for answer_a on each cell the prediction; every judged cell is an unlabelled row. The interval
+  stays valid for the humans' abilities however biased the judge, and is narrower than the humans' alone
+  when the judge predicts them well. ``worth_human_judgments`` is the human sample size that would give
+  the PPI interval's width on its own (the human-only width scaled as 1 / sqrt(n)).
+Human judgments are treated as independent here (no clustering by participant), unlike the human analysis.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.bradley_terry import fit
+
+from .. import ppi
+from .data import StudyPicks, read_study_picks
+
+MIN_HUMAN = 10  # fewer labelled rows than this: no PPI estimate (the sandwich variance would be meaningless)
+
+
+@dataclass(frozen=True)
+class EstimateRow:
+    question: str
+    judge: str
+    system: str
+    llm_estimate: float | None
+    llm_low: float | None
+    llm_high: float | None
+    ppi_estimate: float | None
+    ppi_low: float | None
+    ppi_high: float | None
+    human_estimate: float | None
+    human_low: float | None
+    human_high: float | None
+    lam: float | None
+    n_human: int
+    n_cells: int
+    worth_human_judgments: float | None
+
+
+def compared_systems(data: StudyPicks) -> list[str]:
+    """Systems in the study's cells (study order), the reference first among equals kept where it is."""
+    present = {s for c in data.cells.values() for s in (c.system_a, c.system_b)}
+    return [s for s in data.systems if s in present]
+
+
+def llm_fit(data: StudyPicks, *, judge: str, question: str) -> dict | None:
+    """The judge's own Bradley-Terry fit as analysis's result dict ({"items": [...], "reference": ...})."""
+    systems = compared_systems(data)
+    if data.reference not in systems:
+        return None
+    index = {s: k for k, s in enumerate(systems)}
+    winners, losers = [], []
+    for pick in data.llm_by(question, judge):
+        cell = data.cells[pick.cell]
+        a, b = index[cell.system_a], index[cell.system_b]
+        winners.append(a if pick.a_won else b)
+        losers.append(b if pick.a_won else a)
+    if not winners:
+        return None
+    result = fit(np.array(winners), np.array(losers), len(systems), reference=index[data.reference], item_names=systems)
+    return result.as_dict()
+
+
+def ppi_results(data: StudyPicks, *, judge: str, question: str):
+    """(PPI result, human-only result, systems without the reference, n cells) or None without enough humans."""
+    systems = compared_systems(data)
+    if data.reference not in systems or len(systems) < 2:
+        return None
+    index = {s: k for k, s in enumerate(systems)}
+    reference = index[data.reference]
+    predicted = defaultdict(list)
+    for pick in data.llm_by(question, judge):
+        predicted[pick.cell].append(pick.a_won)
+    share = {cell: float(np.mean(votes)) for cell, votes in predicted.items()}
+    labelled = [p for p in data.human if p.question == question and p.cell in share]
+    if len(labelled) < MIN_HUMAN:
+        return None
+
+    def rows(cells):
+        first = np.array([index[data.cells[c].system_a] for c in cells])
+        second = np.array([index[data.cells[c].system_b] for c in cells])
+        return ppi.design(first, second, len(systems), reference)
+
+    X = rows([p.cell for p in labelled])
+    Y = np.array([p.a_won for p in labelled], float)
+    Yhat = np.array([share[p.cell] for p in labelled])
+    cells = sorted(share)
+    Xu, Yhat_u = rows(cells), np.array([share[c] for c in cells])
+    others = [s for s in systems if s != data.reference]
+    return ppi.ppi_logistic(X, Y, Yhat, Xu, Yhat_u), ppi.classical_logistic(X, Y), others, len(cells)
+
+
+def estimate_rows(*, study, data: StudyPicks | None = None) -> list[EstimateRow]:
+    """One row per question × judge × system other than the reference."""
+    data = data or read_study_picks(study=study)
+    rows = []
+    for question in data.questions:
+        for judge in data.judges:
+            own = llm_fit(data, judge=judge.key, question=question)
+            own_items = {item["item"]: item for item in (own or {}).get("items", [])}
+            calibrated = ppi_results(data, judge=judge.key, question=question)
+            systems = calibrated[2] if calibrated else [s for s in compared_systems(data) if s != data.reference]
+            for k, system in enumerate(systems):
+                item = own_items.get(system, {})
+                rows.append(row(question, judge.key, system, item, calibrated, k))
+    return rows
+
+
+def row(question, judge, system, item, calibrated, k) -> EstimateRow:
+    values = dict(ppi_estimate=None, ppi_low=None, ppi_high=None, human_estimate=None, human_low=None)
+    values.update(human_high=None, lam=None, n_human=0, n_cells=0, worth_human_judgments=None)
+    if calibrated:
+        pp, human, _systems, n_cells = calibrated
+        values.update(
+            ppi_estimate=float(pp.estimate[k]),
+            ppi_low=float(pp.ci_low[k]),
+            ppi_high=float(pp.ci_high[k]),
+            human_estimate=float(human.estimate[k]),
+            human_low=float(human.ci_low[k]),
+            human_high=float(human.ci_high[k]),
+            lam=pp.lam,
+            n_human=pp.n,
+            n_cells=n_cells,
+            worth_human_judgments=float(
+                ppi.worth_human_judgments(pp.n, human.ci_high[k] - human.ci_low[k], pp.ci_high[k] - pp.ci_low[k])
+            ),
+        )
+    return EstimateRow(
+        question=question,
+        judge=judge,
+        system=system,
+        llm_estimate=item.get("estimate"),
+        llm_low=item.get("ci_low"),
+        llm_high=item.get("ci_high"),
+        **values,
+    )

@@ -1,0 +1,47 @@
+"""The researcher's LLM-judges page (staff only): agreement, biases, LLM-only and PPI estimates, exports."""
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from analysis import plots
+from surveys.models import Study
+
+from .models import JudgingRun
+from .services.report import EXPORTS, export_csv, judging_report, plot_inputs
+
+
+@staff_member_required
+@require_GET
+def study_judges(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    report = judging_report(study=study)
+    runs = JudgingRun.objects.filter(study=study).prefetch_related("judges")[:10]
+    context = {"study": study, "runs": runs, "exports": EXPORTS, "judges": [j.key for j in report["data"].judges]}
+    context.update(report, questions=report["data"].questions)
+    return render(request, "llm_judging/study_judges.html", context)
+
+
+@staff_member_required
+@require_GET
+def export(request, slug, name):
+    study = get_object_or_404(Study, slug=slug)
+    if name not in EXPORTS:
+        raise Http404("No such export.")
+    response = HttpResponse(export_csv(study=study, name=name), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
+    return response
+
+
+@staff_member_required
+@require_GET
+def plot(request, slug, kind, judge, question, fmt):
+    study = get_object_or_404(Study, slug=slug)
+    inputs = plot_inputs(study=study, question=question, judge=judge, kind=kind)
+    if fmt not in plots.CONTENT_TYPES or kind not in ("llm", "ppi") or inputs is None:
+        raise Http404("No such plot: no finished judgments of this question by this judge.")
+    systems, result = inputs
+    title = f"{question}: {judge} ({'LLM judgments only' if kind == 'llm' else 'PPI, human-calibrated'})"
+    return HttpResponse(plots.render(plots.forest_plot(systems=systems, result=result, title=title), fmt),
+                        content_type=plots.CONTENT_TYPES[fmt])  # fmt: skip
