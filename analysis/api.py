@@ -1,6 +1,5 @@
 """Results API (token or session authentication, staff only): studies, progress, results, exports."""
 
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -127,8 +126,6 @@ def export(request, slug, name):
     study = get_object_or_404(Study, slug=slug)
     if name not in exports.EXPORTS:
         raise NotFound(f"No export called '{name}' (exports: {', '.join(exports.EXPORTS)}).")
-    content_type, needs_run = exports.EXPORTS[name]
+    _, needs_run = exports.EXPORTS[name]
     run = _run(request, study) if needs_run else None
-    response = HttpResponse(exports.export_text(study=study, name=name, run=run), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
-    return response
+    return exports.export_response(study=study, name=name, run=run)

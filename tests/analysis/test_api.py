@@ -124,7 +124,7 @@ def test_session_posts_to_the_api_need_a_csrf_token(fitted, token):
 def test_exports_come_as_files(api, fitted):
     response = api.get("/api/studies/judged/exports/judgments.csv", HTTP_ACCEPT="text/csv")
     assert response.status_code == 200 and response["Content-Type"] == "text/csv"
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     assert len(rows) == 30 * 3 * 5
     assert api.get("/api/studies/judged/exports/results.json").json()["study"] == "judged"
     assert api.get("/api/studies/judged/exports/nope.csv").status_code == 404
