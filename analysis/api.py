@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, permission_classes, renderer_classes
 from rest_framework.exceptions import APIException, NotFound
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -39,12 +40,28 @@ RUN_PARAMETER = OpenApiParameter(
 )
 
 
-@extend_schema(responses=StudyOut(many=True), summary="Studies")
+class StudyPages(PageNumberPagination):
+    """Studies a page at a time (?page=N, ?page_size= up to 500): a list costs the same however many there are."""
+
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+@extend_schema(
+    responses=StudyOut(many=True),
+    parameters=[
+        OpenApiParameter("page", OpenApiTypes.INT, description="Page number (from 1)"),
+        OpenApiParameter("page_size", OpenApiTypes.INT, description="Studies per page (default 50, at most 500)"),
+    ],
+    summary="Studies, newest first, a page at a time: {count, next, previous, results}",
+)
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def study_list(request):
-    studies = Study.objects.select_related("reference_system").order_by("-created_at")
-    return Response(StudyOut(studies, many=True).data)
+    studies = Study.objects.select_related("reference_system").order_by("-created_at", "-id")
+    pages = StudyPages()
+    page = pages.paginate_queryset(studies, request)
+    return pages.get_paginated_response(StudyOut(page, many=True).data)
 
 
 @extend_schema(responses=StudyDetailOut, summary="A study's design")
