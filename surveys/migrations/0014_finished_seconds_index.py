@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0012_sessions_entry_limit_verification'),
+        ('surveys', '0013_study_language_and_translations'),
     ]
 
     operations = [
