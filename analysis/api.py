@@ -1,12 +1,12 @@
 """Results API (token or session authentication, staff only): studies, progress, results, exports."""
 
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, permission_classes, renderer_classes
 from rest_framework.exceptions import APIException, NotFound
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -40,12 +40,28 @@ RUN_PARAMETER = OpenApiParameter(
 )
 
 
-@extend_schema(responses=StudyOut(many=True), summary="Studies")
+class StudyPages(PageNumberPagination):
+    """Studies a page at a time (?page=N, ?page_size= up to 500): a list costs the same however many there are."""
+
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+@extend_schema(
+    responses=StudyOut(many=True),
+    parameters=[
+        OpenApiParameter("page", OpenApiTypes.INT, description="Page number (from 1)"),
+        OpenApiParameter("page_size", OpenApiTypes.INT, description="Studies per page (default 50, at most 500)"),
+    ],
+    summary="Studies, newest first, a page at a time: {count, next, previous, results}",
+)
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def study_list(request):
-    studies = Study.objects.select_related("reference_system").order_by("-created_at")
-    return Response(StudyOut(studies, many=True).data)
+    studies = Study.objects.select_related("reference_system").order_by("-created_at", "-id")
+    pages = StudyPages()
+    page = pages.paginate_queryset(studies, request)
+    return pages.get_paginated_response(StudyOut(page, many=True).data)
 
 
 @extend_schema(responses=StudyDetailOut, summary="A study's design")
@@ -127,8 +143,6 @@ def export(request, slug, name):
     study = get_object_or_404(Study, slug=slug)
     if name not in exports.EXPORTS:
         raise NotFound(f"No export called '{name}' (exports: {', '.join(exports.EXPORTS)}).")
-    content_type, needs_run = exports.EXPORTS[name]
+    _, needs_run = exports.EXPORTS[name]
     run = _run(request, study) if needs_run else None
-    response = HttpResponse(exports.export_text(study=study, name=name, run=run), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
-    return response
+    return exports.export_response(study=study, name=name, run=run)

@@ -1,7 +1,9 @@
 """Files a researcher or reviewer takes away: judgments, results, a BradleyTerry2 file, demographics.
 
-Every function returns text; views and the API only wrap it in a response. Participants are
-identified by a salted hash of their Prolific id, never the id itself.
+`export_lines` hands out each file a piece at a time (CSV files a line at a time, read from the database
+in chunks: a server-side cursor on PostgreSQL), so views and the API stream it whatever the study's
+size; `export_text` is the same file as one text. Participants are identified by a salted hash of their
+Prolific id, never the id itself.
 """
 
 from __future__ import annotations
@@ -10,17 +12,26 @@ import hashlib
 import hmac
 import json
 from collections import Counter
+from collections.abc import Iterator
 
 from django.conf import settings
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 
 from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Participant, Study
 
-from .csv_text import to_csv
+from .csv_text import csv_lines, to_csv
 from .models import AnalysisRun
 from .results import run_fields
 from .results.tables import system_rows
-from .rscript import BT2_COLUMNS, bradleyterry2_csv, bradleyterry2_rows, bradleyterry2_script  # noqa: F401
+from .rscript import (  # noqa: F401
+    BT2_COLUMNS,
+    CHUNK_ROWS,
+    bradleyterry2_csv,
+    bradleyterry2_rows,
+    bradleyterry2_script,
+)
 
 JUDGMENT_COLUMNS = [
     "participant",
@@ -87,7 +98,9 @@ def judgment_rows(*, study: Study):
         )
     )
     pseudonyms: dict[str, str] = {}
-    for pid, vignette, question, a, b, first, winner, loser, position, page, seconds in judgments.iterator():
+    for pid, vignette, question, a, b, first, winner, loser, position, page, seconds in judgments.iterator(
+        chunk_size=CHUNK_ROWS
+    ):
         if pid not in pseudonyms:
             pseudonyms[pid] = hashed_participant(pid)
         yield {
@@ -175,14 +188,13 @@ def demographic_rows(*, study: Study):
     A multiple-choice answer (a list) counts once per option chosen; percentages are of the
     valid participants, so those of a multiple-choice variable may sum past 100.
     """
-    answers = list(
-        Participant.objects.filter(
-            study=study, status=Participant.Status.COMPLETED, exclusion="", is_preview=False
-        ).values_list("demographics", flat=True)
-    )
-    total = len(answers)
-    variables: dict[str, Counter] = {}
-    for answer in answers:
+    answers = Participant.objects.filter(
+        study=study, status=Participant.Status.COMPLETED, exclusion="", is_preview=False
+    ).values_list("demographics", flat=True)
+    total = 0
+    variables: dict[str, Counter] = {}  # grows with distinct answers, not with participants
+    for answer in answers.iterator(chunk_size=CHUNK_ROWS):
+        total += 1
         for variable, value in (answer or {}).items():
             values = value if isinstance(value, list) else [value]
             for item in values:
@@ -208,14 +220,51 @@ EXPORTS = {
 }
 
 
-def export_text(*, study: Study, name: str, run: AnalysisRun | None) -> str:
-    """One export by file name; results need a run (the caller checks there is one)."""
+CSV_EXPORTS = {
+    "judgments.csv": (JUDGMENT_COLUMNS, lambda study, run: judgment_rows(study=study)),
+    "results.csv": (RESULT_COLUMNS, lambda study, run: result_rows(run=run)),
+    "bradleyterry2.csv": (BT2_COLUMNS, lambda study, run: bradleyterry2_rows(study=study)),
+    "demographics.csv": (DEMOGRAPHIC_COLUMNS, lambda study, run: demographic_rows(study=study)),
+}
+
+
+def export_lines(*, study: Study, name: str, run: AnalysisRun | None) -> Iterator[str]:
+    """One export by file name, a piece at a time: CSV files row by row, the small ones whole.
+
+    Nothing is read until the first piece is asked for, so a streamed response reads as it sends.
+    Results need a run (the caller checks there is one).
+    """
+    if name in CSV_EXPORTS:
+        columns, rows = CSV_EXPORTS[name]
+        return csv_lines(columns, rows(study, run))
+    return _whole(study=study, name=name, run=run)
+
+
+def _whole(*, study: Study, name: str, run: AnalysisRun | None) -> Iterator[str]:
+    """The small exports (a JSON document, an R script) in one piece."""
     makers = {
-        "judgments.csv": lambda: judgments_csv(study=study),
-        "results.csv": lambda: results_csv(run=run),
         "results.json": lambda: results_json(run=run),
-        "bradleyterry2.csv": lambda: bradleyterry2_csv(study=study),
         "bradleyterry2.R": lambda: bradleyterry2_script(study=study, run=run),
-        "demographics.csv": lambda: demographics_csv(study=study),
     }
-    return makers[name]()
+    yield makers[name]()
+
+
+def export_response(*, study: Study, name: str, run: AnalysisRun | None) -> HttpResponseBase:
+    """The export as a download, for the dashboard and the API alike.
+
+    CSV files stream (the first row leaves before the last is read, memory stays one chunk of rows);
+    the JSON document and R script are small and go whole.
+    """
+    content_type, _ = EXPORTS[name]
+    pieces = export_lines(study=study, name=name, run=run)
+    if name in CSV_EXPORTS:
+        response = StreamingHttpResponse(pieces, content_type=content_type)
+    else:
+        response = HttpResponse("".join(pieces), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
+    return response
+
+
+def export_text(*, study: Study, name: str, run: AnalysisRun | None) -> str:
+    """One export by file name as one text (what `export_lines` streams)."""
+    return "".join(export_lines(study=study, name=name, run=run))

@@ -20,6 +20,9 @@ from .csv_text import to_csv
 from .models import AnalysisRun
 from .services.fitting import DEFAULT_PARAMETERS
 
+# Rows fetched per round trip when an export reads judgments (a server-side cursor on PostgreSQL).
+CHUNK_ROWS = 2000
+
 BT2_COLUMNS = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
 
 
@@ -43,12 +46,11 @@ def bradleyterry2_rows(*, study: Study):
             "assignment__vignette__key",
         )
     )
-    by_question: dict[int, list[tuple]] = {pk: [] for pk, _ in questions}
-    for question_id, *row in judgments.iterator():
-        by_question[question_id].append(row)
     numbers: dict[int, int] = {}  # participant id -> 1, 2, ... in order of first appearance
     for pk, key in questions:
-        for winner, loser, position, participant, vignette in by_question[pk]:
+        # One query per question rather than grouping in memory: rows stream as they are read.
+        of_question = judgments.filter(question_id=pk).iterator(chunk_size=CHUNK_ROWS)
+        for _, winner, loser, position, participant, vignette in of_question:
             first = winner if position == Judgment.Position.FIRST else loser  # as the refit reads it
             one, two = sorted((winner, loser), key=order.__getitem__)
             yield {

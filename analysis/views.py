@@ -104,13 +104,11 @@ def export(request, slug, name):
     study = get_object_or_404(Study, slug=slug)
     if name not in exports.EXPORTS:
         raise Http404(f"No export called '{name}'.")
-    content_type, needs_run = exports.EXPORTS[name]
+    _, needs_run = exports.EXPORTS[name]
     run = chosen_run(request, study)
     if needs_run and run is None:
         raise Http404("This study has no finished analysis run yet: refit it first.")
-    response = HttpResponse(exports.export_text(study=study, name=name, run=run), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
-    return response
+    return exports.export_response(study=study, name=name, run=run)
 
 
 @staff_member_required

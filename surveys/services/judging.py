@@ -6,7 +6,6 @@ submit, the back button or a reload never duplicates or skips anything.
 """
 
 import secrets
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,9 +31,9 @@ from .allocation import allocate, has_room
 from .errors import EntryRefused, SessionInUse, TransitionNotAllowed
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
+from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (the median is computed in the database)
 
 CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
-MEDIAN_NEEDS = 5  # "too fast against the median" is judged once this many others have finished
 
 
 @dataclass(frozen=True)
@@ -322,19 +321,6 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
             event = Event.QUALITY_FLAGGED
             participant = participation.apply_event(participant=participant, event=event, flags=flags).participant
     return participant
-
-
-def median_seconds(*, study: Study) -> float | None:
-    times = list(
-        Participant.objects.filter(
-            study=study,
-            is_preview=False,
-            status__in=[Participant.Status.COMPLETED, Participant.Status.FAILED_ATTENTION],
-        )
-        .order_by()
-        .values_list("seconds_total", flat=True)
-    )
-    return statistics.median(times) if len(times) >= MEDIAN_NEEDS else None
 
 
 def completion_code(participant: Participant) -> str:

@@ -68,10 +68,22 @@ def test_a_wrong_token_is_401_and_a_non_staff_token_is_403(fitted):
 
 def test_studies_are_listed_with_their_reference_system(api, fitted):
     make_study(slug="draft")
-    body = api.get("/api/studies/").json()
+    page = api.get("/api/studies/").json()
+    assert page["count"] == 2 and page["next"] is None
+    body = page["results"]
     assert {s["slug"] for s in body} == {"judged", "draft"}
     judged = next(s for s in body if s["slug"] == "judged")
     assert judged["reference_system"] == "alpha" and judged["status"] == "live"
+
+
+def test_the_study_list_comes_a_page_at_a_time(api, db):
+    for n in range(5):
+        make_study(slug=f"s{n}")
+    first = api.get("/api/studies/?page_size=2").json()
+    assert first["count"] == 5 and [s["slug"] for s in first["results"]] == ["s4", "s3"]
+    second = api.get(first["next"]).json()
+    assert [s["slug"] for s in second["results"]] == ["s2", "s1"] and second["previous"]
+    assert api.get("/api/studies/?page=9").status_code == 404
 
 
 def test_a_study_detail_lists_systems_questions_and_vignettes(api, fitted):
@@ -124,7 +136,7 @@ def test_session_posts_to_the_api_need_a_csrf_token(fitted, token):
 def test_exports_come_as_files(api, fitted):
     response = api.get("/api/studies/judged/exports/judgments.csv", HTTP_ACCEPT="text/csv")
     assert response.status_code == 200 and response["Content-Type"] == "text/csv"
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     assert len(rows) == 30 * 3 * 5
     assert api.get("/api/studies/judged/exports/results.json").json()["study"] == "judged"
     assert api.get("/api/studies/judged/exports/nope.csv").status_code == 404

@@ -67,7 +67,7 @@ def is_number(cell: str) -> bool:
 def test_no_dashboard_csv_export_holds_a_cell_a_spreadsheet_would_run(client, researcher, hostile, name):
     response = client.get(f"/dashboard/{hostile.slug}/exports/{name}")
     assert response.status_code == 200
-    assert_nothing_runs(response.content.decode())
+    assert_nothing_runs(response.getvalue().decode())
 
 
 @pytest.mark.parametrize("name", CSV_EXPORTS)
@@ -76,17 +76,17 @@ def test_no_api_csv_export_holds_a_cell_a_spreadsheet_would_run(researcher, host
     api.force_authenticate(researcher)
     response = api.get(f"/api/studies/{hostile.slug}/exports/{name}", HTTP_ACCEPT="text/csv")
     assert response.status_code == 200
-    assert_nothing_runs(response.content.decode())
+    assert_nothing_runs(response.getvalue().decode())
 
 
 def test_a_participants_formula_arrives_as_text_with_a_leading_quote(client, researcher, hostile):
-    text = client.get(f"/dashboard/{hostile.slug}/exports/demographics.csv").content.decode()
+    text = client.get(f"/dashboard/{hostile.slug}/exports/demographics.csv").getvalue().decode()
     values = {row["value"] for row in csv.DictReader(io.StringIO(text))}
     assert {"'" + payload.replace("\r", "\n") for payload in PAYLOADS} <= values
 
 
 def test_the_researchers_label_is_escaped_and_negative_estimates_stay_numbers(client, researcher, hostile):
-    text = client.get(f"/dashboard/{hostile.slug}/exports/results.csv").content.decode()
+    text = client.get(f"/dashboard/{hostile.slug}/exports/results.csv").getvalue().decode()
     table = list(csv.DictReader(io.StringIO(text)))
     assert {row["label"] for row in table if row["system"] == "beta"} == {"'" + PAYLOADS[0]}
     estimates = [float(row["estimate"]) for row in table if row["estimate"]]

@@ -52,7 +52,7 @@ def test_the_study_page_shows_the_questions_in_the_studys_order(staff_client, fi
     page = staff_client.get("/dashboard/judged/").content.decode()
     shown = [page.index(f'id="q-{key}-h"') for key in QUESTION_KEYS]
     assert shown == sorted(shown)
-    rows = staff_client.get("/dashboard/judged/exports/results.csv").content.decode().splitlines()[1:]
+    rows = staff_client.get("/dashboard/judged/exports/results.csv").getvalue().decode().splitlines()[1:]
     assert list(dict.fromkeys(row.split(",")[0] for row in rows)) == QUESTION_KEYS
 
 

@@ -185,7 +185,7 @@ def test_the_dashboard_shows_a_version_1_run(client, researcher, old_run):
 
 
 def test_the_exports_and_the_api_read_a_version_1_run(client, researcher, old_run):
-    text = client.get(f"/dashboard/old/exports/results.csv?run={old_run.pk}").content.decode()
+    text = client.get(f"/dashboard/old/exports/results.csv?run={old_run.pk}").getvalue().decode()
     table = list(csv.DictReader(io.StringIO(text)))
     assert [row["question"] for row in table] == ["features"] * 3 + ["reasons"] * 3
     beta = table[1]

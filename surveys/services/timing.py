@@ -1,0 +1,47 @@
+"""The study's median completion time, for the "too fast against the median" quality flag.
+
+Asked each time a participant finishes, so it must cost the same at 10 judges and at 400,000: the
+database computes it over the `participant_finished_secs_idx` index, and no row comes to Python
+except the one or two middle ones (on SQLite; PostgreSQL returns the median itself).
+"""
+
+from __future__ import annotations
+
+from django.db import connections, router
+from django.db.models import Aggregate, Count, FloatField
+
+from ..models import Participant, Study
+
+MEDIAN_NEEDS = 5  # "too fast against the median" is judged once this many others have finished
+
+
+class _PostgresMedian(Aggregate):
+    function = "percentile_cont"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def finished_participants(*, study: Study):
+    """The participants whose time counts: finished (attention passed or failed), not previews.
+
+    The filter matches the partial index's condition, so the database reads the index only.
+    """
+    return Participant.objects.filter(
+        study=study,
+        is_preview=False,
+        status__in=[Participant.Status.COMPLETED, Participant.Status.FAILED_ATTENTION],
+    ).order_by()
+
+
+def median_seconds(*, study: Study) -> float | None:
+    """The median `seconds_total` of the finished participants; None while fewer than MEDIAN_NEEDS have finished."""
+    finished = finished_participants(study=study)
+    if connections[router.db_for_read(Participant)].vendor == "postgresql":
+        counted = finished.aggregate(n=Count("pk"), median=_PostgresMedian("seconds_total"))
+        return counted["median"] if counted["n"] >= MEDIAN_NEEDS else None
+    n = finished.count()
+    if n < MEDIAN_NEEDS:
+        return None
+    # The middle row (odd count) or the two middle rows (even), walking the index in order.
+    middle = list(finished.order_by("seconds_total").values_list("seconds_total", flat=True)[(n - 1) // 2 : n // 2 + 1])
+    return sum(middle) / len(middle)
