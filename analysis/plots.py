@@ -16,10 +16,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from matplotlib import rc_context  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib import rc_context
+from matplotlib.figure import Figure
 
-from .results import ItemEstimate, QuestionResult, SystemAtFit  # noqa: E402
+from .results import ItemEstimate, QuestionResult, SystemAtFit
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 

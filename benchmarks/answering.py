@@ -146,7 +146,7 @@ def main() -> None:
                     study=study, prolific_pid=f"{i:024x}", prolific_study_id="a" * 24, session_id=f"{10**7 + i:024x}"
                 )
                 record_consent(respondent=respondent, agreed=True)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             errors.append(repr(exc))
         finally:
             connection.close()

@@ -34,8 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis import bradley_terry as bt  # noqa: E402
-from analysis.bradley_terry.resampling import _count_draws, _percentiles, _refit, prepare_tables  # noqa: E402
+from analysis import bradley_terry as bt
+from analysis.bradley_terry.resampling import _count_draws, _percentiles, _refit, prepare_tables
 
 SEED = 20250613
 PER_JUDGE = 5

@@ -27,10 +27,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import choix  # noqa: E402
-import statsmodels.api as sm  # noqa: E402
+import choix
+import statsmodels.api as sm
 
-from analysis import bradley_terry as bt  # noqa: E402
+from analysis import bradley_terry as bt
 
 SEED = 20250601
 N_BOOT = 1000

@@ -85,7 +85,7 @@ def run_celery_workers(n_workers: int, threads: int, queue: str):
     command = [sys.executable, "-m", "celery", "-A", "moraljudge", "worker", "-Q", queue, "-P", "threads"]
     command += ["-c", str(threads), "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "ERROR"]
     return [
-        subprocess.Popen(command + ["-n", f"bench{i}@%h"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+        subprocess.Popen([*command, "-n", f"bench{i}@%h"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
         for i in range(n_workers)
     ]
 

@@ -40,7 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (  # noqa: E402
+import contextlib
+
+from harness import (
     PYTHON,
     QUESTION_KEYS,
     ROOT,
@@ -113,10 +115,8 @@ class TcpProxy:
 
     def cut(self, *sockets: socket.socket) -> None:
         for sock in sockets:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             sock.close()
             with self.lock:
                 self.open.discard(sock)

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (  # noqa: E402 - the benchmarks' database, server and form helpers
+from harness import (
     DEMOGRAPHICS,
     Recorder,
     drop_database,
@@ -33,7 +33,7 @@ from harness import (  # noqa: E402 - the benchmarks' database, server and form 
     setup_django,
     start_gunicorn,
 )
-from survey_load import load_study  # noqa: E402
+from survey_load import load_study
 
 FLOODER = "198.51.100.7"
 GENUINE = "203.0.113.50"

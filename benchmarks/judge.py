@@ -82,7 +82,7 @@ def main() -> None:
             base_url=server.url,
             api_key_env="BENCH_LLM_KEY",
             parameters={"requests_per_minute": args.rpm, "burst": 1, "concurrency": 8},
-        )  # fmt: skip
+        )
         for (key, provider, model), server in zip(JUDGES, servers, strict=True)
     ]
     queue = f"bench-{tag}"

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (  # noqa: E402
+from harness import (
     DEMOGRAPHICS,
     Recorder,
     drop_database,

@@ -6,8 +6,8 @@ import pytest
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API beside live_server
 
-from surveys.models import Question, Study, System, Vignette  # noqa: E402
-from surveys.services.answers import FeatureIn, create_answer  # noqa: E402
+from surveys.models import Question, Study, System, Vignette
+from surveys.services.answers import FeatureIn, create_answer
 
 QUESTION_KEYS = ["features", "weighting", "reasons", "conclusion", "additional_info"]
 
@@ -214,7 +214,7 @@ def at_once(*calls) -> list:
         try:
             barrier.wait()
             call()
-        except Exception as exc:  # noqa: BLE001 - reported by the test
+        except Exception as exc:
             outcomes[index] = exc
         finally:
             connection.close()

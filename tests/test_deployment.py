@@ -45,16 +45,16 @@ def test_without_debug_the_placeholder_key_from_the_example_file_is_refused_like
 def test_a_yes_no_value_that_cannot_be_read_stops_startup_instead_of_reading_as_no():
     result = run_python(SETUP, SECRET_KEY=a_real_key(), SECURE_SSL_REDIRECT="ture")
     assert result.returncode != 0
-    assert (
-        "ImproperlyConfigured" in result.stderr and "SECURE_SSL_REDIRECT='ture' is not a yes/no value" in result.stderr
-    )
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECURE_SSL_REDIRECT='ture' is not a yes/no value" in result.stderr
     spelled = SETUP + "from django.conf import settings as s; print(s.DEBUG, s.SECURE_SSL_REDIRECT)"
     assert run_python(spelled, DEBUG="Yes", SECURE_SSL_REDIRECT="off").stdout.split() == ["True", "False"]
 
 
 def test_a_number_that_is_not_one_stops_startup_with_its_name():
     result = run_python(SETUP, SECRET_KEY=a_real_key(), SECURE_HSTS_SECONDS="a year")
-    assert result.returncode != 0 and "SECURE_HSTS_SECONDS='a year' is not a whole number" in result.stderr
+    assert result.returncode != 0
+    assert "SECURE_HSTS_SECONDS='a year' is not a whole number" in result.stderr
 
 
 # ---------------------------------------------------------------- HTTPS
@@ -85,7 +85,8 @@ def test_behind_a_tls_proxy_plain_http_is_redirected_and_forwarded_https_is_serv
     assert result.returncode == 0, result.stderr
     plain, location, tls, probe, hsts = result.stdout.strip().split(maxsplit=4)
     assert (plain, location) == ("301", "https://testserver/favicon.ico")
-    assert tls == "200" and hsts.startswith("max-age=31536000;")
+    assert tls == "200"
+    assert hsts.startswith("max-age=31536000;")
     assert probe == "200"  # the load balancer's plain-HTTP probe is not redirected
 
 
@@ -100,7 +101,8 @@ def test_with_debug_off_the_demo_makes_no_superuser_with_a_published_password(se
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     assert not get_user_model().objects.filter(username="researcher").exists()
-    assert "No demo login was made (DEBUG is off)" in out.getvalue() and "moraljudge-demo" not in out.getvalue()
+    assert "No demo login was made (DEBUG is off)" in out.getvalue()
+    assert "moraljudge-demo" not in out.getvalue()
     assert "/s/demo/?PROLIFIC_PID=" in out.getvalue()  # the study itself is loaded
 
 
@@ -138,7 +140,8 @@ def test_make_run_writes_a_development_env_once_and_the_settings_read_it(tmp_pat
 def test_a_copied_example_file_does_not_let_a_server_start_with_the_placeholder_key(tmp_path):
     (tmp_path / ".env").write_text((ROOT / ".env.example").read_text())
     result = run_python(SETUP, ENV_FILE=str(tmp_path / ".env"))
-    assert result.returncode != 0 and "placeholder" in result.stderr
+    assert result.returncode != 0
+    assert "placeholder" in result.stderr
 
 
 def test_make_run_says_at_once_when_its_port_is_taken(tmp_path):
@@ -151,7 +154,8 @@ def test_make_run_says_at_once_when_its_port_is_taken(tmp_path):
         # A virtualenv that cannot be made: had the check let make go on, it would fail there instead.
         result = make("run", cwd=tmp_path, PORT=port, VENV="/proc/no-venv-here")
         assert result.returncode != 0
-        assert result.stderr.startswith(f"Port {port} on 127.0.0.1 is in use") and "make run PORT=" in result.stderr
+        assert result.stderr.startswith(f"Port {port} on 127.0.0.1 is in use")
+        assert "make run PORT=" in result.stderr
         assert not (tmp_path / ".env").exists()  # nothing else was started
     assert make("port-free", cwd=tmp_path, PORT=port).returncode == 0  # closed: free again
 
@@ -189,7 +193,9 @@ def test_a_warning_is_logged_once_and_structured():
     code = SETUP + "from django.test import Client; Client().get('/no-such-page/')"
     result = run_python(code, DEBUG="1", ALLOWED_HOSTS="testserver")
     lines = [line for line in result.stderr.splitlines() if "Not Found: /no-such-page/" in line]
-    assert lines == [lines[0]] and lines[0].startswith("time=") and "level=WARNING logger=django.request" in lines[0]
+    assert lines == [lines[0]]
+    assert lines[0].startswith("time=")
+    assert "level=WARNING logger=django.request" in lines[0]
 
 
 def test_the_embedded_backends_are_named_when_the_server_starts_and_not_before_a_command():
@@ -199,4 +205,6 @@ def test_the_embedded_backends_are_named_when_the_server_starts_and_not_before_a
     assert "DATABASE_URL is not set: using the embedded SQLite database" in said[0]
     assert "REDIS_URL is not set: Celery tasks run in-process" in said[1]
     command = run_manage("check", DEBUG="1")
-    assert command.returncode == 0 and "is not set" not in command.stderr and "AXES" not in command.stderr
+    assert command.returncode == 0
+    assert "is not set" not in command.stderr
+    assert "AXES" not in command.stderr

@@ -74,5 +74,6 @@ def test_both_clients_read_the_same_failure_the_same_way(settings, monkeypatch):
 def test_clients_follow_no_redirects_and_take_proxies_from_the_environment():
     with http.build_client(timeout=5) as c:
         assert c.follow_redirects is False
-        assert c.timeout.read == 5 and c.timeout.connect == 5
+        assert c.timeout.read == 5
+        assert c.timeout.connect == 5
         assert c._trust_env is True

@@ -71,7 +71,8 @@ def test_the_limit_and_the_cool_off_come_from_the_settings(researchers, settings
     client = Client()
     sign_in(client, "ada", "wrong", "10.0.0.1")
     locked = sign_in(client, "ada", "wrong", "10.0.0.1")
-    assert locked.status_code == 429 and "Try again in 3 minutes" in locked.content.decode()
+    assert locked.status_code == 429
+    assert "Try again in 3 minutes" in locked.content.decode()
 
 
 PROXY = "172.18.0.9"  # behind nginx every request reaches the app from nginx's address

@@ -28,7 +28,8 @@ def test_the_demo_loads_a_live_study_and_prints_the_login_and_a_participant_link
 
     demo = Study.objects.get(slug="demo")
     assert demo.cells.count() == 24
-    assert demo.completion_code and demo.no_consent_code  # the demo ends with Prolific's redirect
+    assert demo.completion_code
+    assert demo.no_consent_code
 
 
 def test_health_endpoint_answers(client, db):
@@ -54,7 +55,8 @@ def run_python(code: str, **env) -> subprocess.CompletedProcess:
 
 def test_without_debug_a_missing_secret_key_stops_startup_with_a_clear_error():
     result = run_python(SETUP)
-    assert result.returncode != 0 and "SECRET_KEY must be set" in result.stderr
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
 
 
 def test_settings_come_from_the_environment_with_embedded_defaults():
@@ -128,10 +130,12 @@ def test_compose_scales_web_behind_nginx_and_keeps_the_redis_queue_on_a_volume(t
     result = compose_config(cwd=tmp_path, POSTGRES_PASSWORD="pw")
     services = json.loads(result.stdout)["services"]
     # `--scale web=3` needs web without a fixed host port; nginx holds the one published port.
-    assert "ports" not in services["web"] and "ports" not in services["worker"]
+    assert "ports" not in services["web"]
+    assert "ports" not in services["worker"]
     assert [port["target"] for port in services["nginx"]["ports"]] == [80]
     mount = services["nginx"]["volumes"][0]
-    assert Path(mount["source"]) == ROOT / "deploy" / "nginx.conf" and mount["target"] == "/etc/nginx/nginx.conf"
+    assert Path(mount["source"]) == ROOT / "deploy" / "nginx.conf"
+    assert mount["target"] == "/etc/nginx/nginx.conf"
     assert services["nginx"]["depends_on"]["web"]["condition"] == "service_healthy"
     # Redis writes an append-only file to a named volume: queued tasks outlive a restart.
     assert "--appendonly" in services["redis"]["command"]

@@ -63,6 +63,7 @@ def test_a_logged_in_participant_like_user_without_staff_rights_sees_no_research
 @pytest.mark.django_db
 def test_the_api_docs_page_sends_an_anonymous_visitor_to_the_login_page(client):
     response = client.get("/api/docs/")
-    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
     client.force_login(get_user_model().objects.create_user("r", password="pw-for-tests-1", is_staff=True))
     assert client.get("/api/docs/").status_code == 200

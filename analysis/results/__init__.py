@@ -42,6 +42,6 @@ __all__ = [
     "VignetteFit",
     "build",
     "read",
-    "stored",
     "run_fields",
+    "stored",
 ]

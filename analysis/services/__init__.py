@@ -21,6 +21,8 @@ from .refits import (
 __all__ = [
     "DEFAULT_PARAMETERS",
     "QuestionData",
+    "RefitOutcome",
+    "RefitRequest",
     "StudyData",
     "answer_word_counts",
     "fail_interrupted_runs",
@@ -33,8 +35,6 @@ __all__ = [
     "refit_live_studies",
     "refit_study",
     "request_refit",
-    "RefitOutcome",
-    "RefitRequest",
     "stars",
     "study_progress",
 ]

@@ -57,7 +57,7 @@ def json_safe(value):
 
 
 def stars(p: float | None) -> str:
-    if p is None or not p == p:
+    if p is None or p != p:
         return ""
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
 

@@ -62,7 +62,7 @@ def typed(question: str, fit: dict) -> QuestionResult:
             ci_high=i.get("ci_high"),
             wins=0,
             losses=0,
-        )  # fmt: skip
+        )
         for i in fit["items"]
     ]
     shaped = Fit(reference=fit["reference"], n_comparisons=0, log_likelihood=None, deviance=None, null_deviance=None,

@@ -21,7 +21,7 @@ def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.Typed
 
 def _choices(values: list[str]) -> list[tuple[str, str]]:
     # Stored in English, shown in the study's language (constants marks them for translation).
-    return [("", _("— choose —"))] + [(value, _(value)) for value in values]  # noqa: INT001
+    return [("", _("— choose —"))] + [(value, _(value)) for value in values]
 
 
 def _please_choose(required: str, invalid: str) -> dict[str, str]:
@@ -84,7 +84,7 @@ class DemographicsForm(forms.Form):
     )
     country = forms.ChoiceField(
         label=_("Country of residence"),
-        choices=_choices(constants.COUNTRIES + [constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
+        choices=_choices([*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
         error_messages=_please_choose(
             _("Please choose your country of residence."), _("Please choose your country of residence from the list.")
         ),

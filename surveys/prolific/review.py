@@ -74,10 +74,9 @@ def rejection_allowed(*, study: Study, reason: str) -> bool:
     if reason == Participant.Exclusion.FAILED_ATTENTION:
         # One failed attention check may justify rejection only in a study under five minutes.
         return study.estimated_minutes < SINGLE_ATTENTION_FAILURE_REJECTABLE_UNDER_MINUTES
-    if reason in (Participant.Exclusion.TOO_FAST, Participant.Exclusion.STRAIGHT_LINING):
-        # Too fast is flagged only when exceptionally fast against this study's own times.
-        return True
-    return False  # withdrawn consent, researcher exclusions: ask for a return instead
+    # Too fast is flagged only when exceptionally fast against this study's own times. Withdrawn consent and
+    # researcher exclusions never justify a rejection: ask for a return instead.
+    return reason in (Participant.Exclusion.TOO_FAST, Participant.Exclusion.STRAIGHT_LINING)
 
 
 def decide_review(*, participant: Participant, study: Study) -> Decision:

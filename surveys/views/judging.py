@@ -4,6 +4,8 @@ Every page first asks where the participant really is (`current_step`) and sends
 they asked for another page, so a reload, the back button or an old tab never skips or repeats work.
 """
 
+import contextlib
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -106,7 +108,7 @@ def entry(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def consent(request, slug: str):
-    participant, step, elsewhere = _at(request, slug, StepName.CONSENT)
+    participant, _step, elsewhere = _at(request, slug, StepName.CONSENT)
     if elsewhere:
         return elsewhere
     form = ConsentForm(request.POST or None)
@@ -118,7 +120,7 @@ def consent(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def about_you(request, slug: str):
-    participant, step, elsewhere = _at(request, slug, StepName.DEMOGRAPHICS)
+    participant, _step, elsewhere = _at(request, slug, StepName.DEMOGRAPHICS)
     if elsewhere:
         return elsewhere
     form = DemographicsForm(request.POST or None)
@@ -146,12 +148,10 @@ def pair(request, slug: str, position: int):
         return _to_step(participant)
     form = PairForm(request.POST or None, questions=list(participant.study.questions.order_by("position", "id")))
     if form.is_valid():
-        try:
+        with contextlib.suppress(ValidationError):  # a stale page: go on to where the participant really is
             record_page(
                 participant=participant, assignment=step.assignment, picks=form.picks(), questions=form.questions
             )
-        except ValidationError:
-            pass  # a stale page: go to where the participant really is
         return _to_step(participant)
     if step.assignment.shown_at is None:
         mark_shown(assignment=step.assignment)

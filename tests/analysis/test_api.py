@@ -54,7 +54,8 @@ def fitted(db):
 )
 def test_without_a_token_the_api_answers_401(fitted, path):
     response = APIClient().get(path)
-    assert response.status_code == 401 and response["WWW-Authenticate"].startswith("Token")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Token")
 
 
 def test_a_wrong_token_is_401_and_a_non_staff_token_is_403(fitted):
@@ -69,33 +70,40 @@ def test_a_wrong_token_is_401_and_a_non_staff_token_is_403(fitted):
 def test_studies_are_listed_with_their_reference_system(api, fitted):
     make_study(slug="draft")
     page = api.get("/api/studies/").json()
-    assert page["count"] == 2 and page["next"] is None
+    assert page["count"] == 2
+    assert page["next"] is None
     body = page["results"]
     assert {s["slug"] for s in body} == {"judged", "draft"}
     judged = next(s for s in body if s["slug"] == "judged")
-    assert judged["reference_system"] == "alpha" and judged["status"] == "live"
+    assert judged["reference_system"] == "alpha"
+    assert judged["status"] == "live"
 
 
 def test_the_study_list_comes_a_page_at_a_time(api, db):
     for n in range(5):
         make_study(slug=f"s{n}")
     first = api.get("/api/studies/?page_size=2").json()
-    assert first["count"] == 5 and [s["slug"] for s in first["results"]] == ["s4", "s3"]
+    assert first["count"] == 5
+    assert [s["slug"] for s in first["results"]] == ["s4", "s3"]
     second = api.get(first["next"]).json()
-    assert [s["slug"] for s in second["results"]] == ["s2", "s1"] and second["previous"]
+    assert [s["slug"] for s in second["results"]] == ["s2", "s1"]
+    assert second["previous"]
     assert api.get("/api/studies/?page=9").status_code == 404
 
 
 def test_a_study_detail_lists_systems_questions_and_vignettes(api, fitted):
     body = api.get("/api/studies/judged/").json()
     assert [s["key"] for s in body["systems"]] == ["alpha", "beta", "gamma"]
-    assert len(body["questions"]) == 5 and body["vignettes"] == ["v1", "v2", "v3"]
+    assert len(body["questions"]) == 5
+    assert body["vignettes"] == ["v1", "v2", "v3"]
     assert api.get("/api/studies/nope/").status_code == 404
 
 
 def test_progress_counts_cells_and_participants(api, fitted):
     body = api.get("/api/studies/judged/progress/").json()
-    assert body["cells"] == 9 and body["target"] == 72 and body["valid_participants"] == 30
+    assert body["cells"] == 9
+    assert body["target"] == 72
+    assert body["valid_participants"] == 30
     assert body["by_status"] == [{"status": "completed", "label": "Completed", "count": 30}]
 
 
@@ -103,7 +111,8 @@ def test_latest_results_are_the_newest_finished_run(api, fitted):
     study, first = fitted
     second = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     body = api.get("/api/studies/judged/results/").json()
-    assert body["id"] == second.pk and body["data_hash"] == first.data_hash
+    assert body["id"] == second.pk
+    assert body["data_hash"] == first.data_hash
     assert body["results"]["features"]["fit"]["reference"] == "alpha"
     assert api.get(f"/api/studies/judged/results/?run={first.pk}").json()["id"] == first.pk
     assert api.get("/api/studies/judged/results/?run=999999").status_code == 404
@@ -112,18 +121,22 @@ def test_latest_results_are_the_newest_finished_run(api, fitted):
 def test_a_study_without_results_is_404_with_a_reason(api, db):
     make_study(slug="fresh")
     response = api.get("/api/studies/fresh/results/")
-    assert response.status_code == 404 and "refit it first" in response.json()["detail"]
+    assert response.status_code == 404
+    assert "refit it first" in response.json()["detail"]
 
 
 def test_a_refit_is_queued_and_answers_202(api, fitted, token, memory_broker):
     study, _ = fitted
     response = api.post("/api/studies/judged/refit/")
-    assert response.status_code == 202 and response.json()["queued"] is True and response.json()["study"] == "judged"
+    assert response.status_code == 202
+    assert response.json()["queued"] is True
+    assert response.json()["study"] == "judged"
     [message] = queued()
     assert message == {"task": tasks.refit_study.name, "args": [study.pk, "on-demand", token.user.pk]}
     tasks.refit_study(*message["args"])  # what the worker then runs
     latest = AnalysisRun.objects.latest_for(study)
-    assert latest.trigger == AnalysisRun.Trigger.ON_DEMAND and latest.requested_by == token.user
+    assert latest.trigger == AnalysisRun.Trigger.ON_DEMAND
+    assert latest.requested_by == token.user
     assert api.get("/api/studies/judged/refit/").status_code == 405
 
 
@@ -135,7 +148,8 @@ def test_session_posts_to_the_api_need_a_csrf_token(fitted, token):
 
 def test_exports_come_as_files(api, fitted):
     response = api.get("/api/studies/judged/exports/judgments.csv", HTTP_ACCEPT="text/csv")
-    assert response.status_code == 200 and response["Content-Type"] == "text/csv"
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv"
     rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     assert len(rows) == 30 * 3 * 5
     assert api.get("/api/studies/judged/exports/results.json").json()["study"] == "judged"
@@ -159,4 +173,5 @@ def test_the_schema_describes_every_endpoint_and_validates_without_warnings():
 
 def test_the_schema_endpoint_answers_staff(api):
     response = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
-    assert response.status_code == 200 and "/api/studies/{slug}/results/" in response.json()["paths"]
+    assert response.status_code == 200
+    assert "/api/studies/{slug}/results/" in response.json()["paths"]

@@ -58,7 +58,8 @@ def check_coefficients(result: bt.BTResult, coefficients: dict):
 def test_citations_abilities_and_standard_errors_match_bradleyterry2():
     model = PUBLISHED["citations"]["models"]["ref_Biometrika"]
     result = fit_file("citations.csv", "Biometrika")
-    assert result.converged and result.problems == []
+    assert result.converged
+    assert result.problems == []
     check_table(result, model["printed_abilities"]["table"])
     for name, value in model["printed_4dp"]["coefficients"].items():
         k = result.item_names.index(name)
@@ -123,7 +124,8 @@ def test_two_items_give_the_log_odds_and_its_textbook_standard_error():
     assert_allclose(result.estimates, [math.log(3), 0.0], atol=1e-12)
     assert_allclose(result.se[0], math.sqrt(1 / 3 + 1 / 1), atol=1e-12)
     assert_allclose(result.p[0], 2 * (1 - 0.5 * math.erfc(-result.z[0] / math.sqrt(2))), atol=1e-12)
-    assert result.wins.tolist() == [3, 1] and result.losses.tolist() == [1, 3]
+    assert result.wins.tolist() == [3, 1]
+    assert result.losses.tolist() == [1, 3]
 
 
 def test_counts_give_the_same_fit_as_repeated_rows():
@@ -170,7 +172,8 @@ def test_an_item_that_never_wins_is_named_and_left_empty():
     losers = np.array([1, 0, 2, 2, 2, 2])
     result = bt.fit(winners, losers, 3, reference=0, item_names=["A", "B", "C"])
     assert any("'C' never wins" in problem and "minus infinity" in problem for problem in result.problems)
-    assert math.isnan(result.estimates[2]) and math.isnan(result.se[2])
+    assert math.isnan(result.estimates[2])
+    assert math.isnan(result.se[2])
     assert np.isfinite(result.estimates[:2]).all()
     assert result.converged is False
     json.dumps(result.as_dict(), allow_nan=False)  # no nan or huge numbers leak into JSON
@@ -188,8 +191,10 @@ def test_a_disconnected_comparison_graph_names_its_components():
     names = ["A", "B", "C", "D"]
     result = bt.fit(winners, losers, 4, reference=0, item_names=names)
     message = next(problem for problem in result.problems if "disconnected" in problem)
-    assert "{'A', 'B'}" in message and "{'C', 'D'}" in message
-    assert np.isnan(result.estimates[2:]).all() and result.estimates[1] == pytest.approx(0.0)
+    assert "{'A', 'B'}" in message
+    assert "{'C', 'D'}" in message
+    assert np.isnan(result.estimates[2:]).all()
+    assert result.estimates[1] == pytest.approx(0.0)
     assert result.converged is False
 
 
@@ -197,7 +202,8 @@ def test_an_order_effect_with_perfect_separation_is_reported_not_printed_as_a_hu
     winners, losers, first = np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0]), np.array([0, 1, 0, 1])
     result = bt.fit(winners, losers, 2, reference=0, first=first)
     assert any("'order' diverges" in problem for problem in result.problems)
-    assert math.isnan(result.order_effect.estimate) and result.converged is False
+    assert math.isnan(result.order_effect.estimate)
+    assert result.converged is False
 
 
 def test_an_item_without_comparisons_is_reported():
@@ -304,9 +310,12 @@ def assert_same_fit(dense: bt.BTResult, general: bt.BTResult, tolerance=1e-9):
     for key in ("log_likelihood", "deviance", "null_deviance"):
         assert_allclose(getattr(dense, key), getattr(general, key), atol=0, rtol=tolerance, err_msg=key)
     assert dense.problems == general.problems
-    assert dense.converged == general.converged and dense.n_comparisons == general.n_comparisons
-    assert dense.order_effect is None and general.order_effect is None
-    assert dense.covariate_effects is None and general.covariate_effects is None
+    assert dense.converged == general.converged
+    assert dense.n_comparisons == general.n_comparisons
+    assert dense.order_effect is None
+    assert general.order_effect is None
+    assert dense.covariate_effects is None
+    assert general.covariate_effects is None
     first, second = dense.as_dict(), general.as_dict()
     assert first.keys() == second.keys()
     for key in ("reference", "n_comparisons", "converged", "order_effect", "covariate_effects", "problems"):
@@ -338,7 +347,8 @@ def test_dense_path_agrees_with_the_general_path_on_random_data():
     winners, losers = bt.simulate(abilities, first, second, rng)
     for reference in (0, 17):
         dense = bt.fit(winners, losers, n_items, reference=reference)
-        assert dense.converged and dense.problems == []
+        assert dense.converged
+        assert dense.problems == []
         assert_same_fit(dense, general_fit(winners, losers, n_items, reference))
     counts = rng.integers(1, 5, len(winners))
     dense = bt.fit(winners, losers, n_items, reference=3, counts=counts)
@@ -354,7 +364,7 @@ def test_dense_path_agrees_with_the_general_path_on_the_citations_fixture():
 
 
 @pytest.mark.parametrize(
-    "winners, losers, n_items",
+    ("winners", "losers", "n_items"),
     [
         ([0, 1, 0, 1, 0, 1], [1, 0, 2, 2, 2, 2], 3),  # C never wins
         ([0, 1, 2, 2], [1, 0, 0, 1], 3),  # C never loses

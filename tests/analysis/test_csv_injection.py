@@ -94,10 +94,14 @@ def test_the_researchers_label_is_escaped_and_negative_estimates_stay_numbers(cl
 
 
 def test_only_strings_are_escaped():
-    assert csv_cell(-0.25) == -0.25 and csv_cell(-3) == -3 and csv_cell(None) == ""
+    assert csv_cell(-0.25) == -0.25
+    assert csv_cell(-3) == -3
+    assert csv_cell(None) == ""
     assert csv_cell("-0.25") == "'-0.25"  # a string is text, whatever it looks like
-    assert csv_cell("a=b") == "a=b" and csv_cell("") == ""
+    assert csv_cell("a=b") == "a=b"
+    assert csv_cell("") == ""
 
 
 def test_a_carriage_return_inside_a_text_cannot_split_a_row():
-    assert csv_cell("\r=1+1") == "'\n=1+1" and csv_cell("a\r\nb\rc") == "a\nb\nc"
+    assert csv_cell("\r=1+1") == "'\n=1+1"
+    assert csv_cell("a\r\nb\rc") == "a\nb\nc"

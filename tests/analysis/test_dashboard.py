@@ -33,7 +33,8 @@ def fitted(db):
 )
 def test_anonymous_visitors_are_sent_to_the_login_page(client, fitted, path):
     response = client.get(path)
-    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
 
 
 def test_a_logged_in_non_staff_user_is_not_let_in(client, fitted):
@@ -42,9 +43,10 @@ def test_a_logged_in_non_staff_user_is_not_let_in(client, fitted):
 
 
 def test_the_study_list_links_each_study_with_its_latest_run(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     page = staff_client.get("/dashboard/").content.decode()
-    assert "/dashboard/judged/" in page and str(run.n_judgments) in page
+    assert "/dashboard/judged/" in page
+    assert str(run.n_judgments) in page
 
 
 def test_the_study_page_shows_the_questions_in_the_studys_order(staff_client, fitted):
@@ -57,7 +59,7 @@ def test_the_study_page_shows_the_questions_in_the_studys_order(staff_client, fi
 
 
 def test_a_negative_reliability_is_explained_in_words(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     results = run.results
     results["features"]["separation_reliability"] = -1.988
     results["features"]["split_half_reliability"] = -0.5
@@ -74,37 +76,46 @@ def test_the_compare_choices_name_each_study_with_its_slug(staff_client, fitted)
 
 
 def test_the_run_line_names_what_started_it_without_nested_brackets(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     AnalysisRun.objects.filter(pk=run.pk).update(trigger=AnalysisRun.Trigger.ON_DEMAND)
     for url in ["/dashboard/", "/dashboard/judged/"]:
         page = staff_client.get(url).content.decode()
-        assert " · On demand (dashboard or API)" in page and "(On demand" not in page
+        assert " · On demand (dashboard or API)" in page
+        assert "(On demand" not in page
 
 
 def test_the_study_page_shows_progress_plots_table_and_diagnostics(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     response = staff_client.get("/dashboard/judged/")
     page = response.content.decode()
     assert response.status_code == 200
     assert f'src="/dashboard/judged/plots/features.svg?run={run.pk}"' in page
-    assert "Participants by status" in page and "Separation reliability" in page and "Halo" in page
-    assert "First-position pick rate" in page and "Per vignette" in page
-    assert "&lt;b&gt;GPT&lt;/b&gt; &amp; $co" in page and "<b>GPT</b>" not in page
-    assert "judgments.csv" in page and "bradleyterry2.R" in page
+    assert "Participants by status" in page
+    assert "Separation reliability" in page
+    assert "Halo" in page
+    assert "First-position pick rate" in page
+    assert "Per vignette" in page
+    assert "&lt;b&gt;GPT&lt;/b&gt; &amp; $co" in page
+    assert "<b>GPT</b>" not in page
+    assert "judgments.csv" in page
+    assert "bradleyterry2.R" in page
 
 
 def test_the_forest_plot_svg_names_every_system_and_marks_the_reference(staff_client, fitted):
     response = staff_client.get("/dashboard/judged/plots/features.svg")
     svg = response.content.decode()
-    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
-    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/svg+xml"
+    assert svg.lstrip().startswith("<?xml")
+    assert "<svg" in svg
     for label in ("Alpha", "Gamma", "&lt;b&gt;GPT&lt;/b&gt; &amp; $co", "Log-ability relative to Alpha"):
         assert label in svg
 
 
 def test_the_forest_plot_is_also_a_downloadable_png(staff_client, fitted):
     response = staff_client.get("/dashboard/judged/plots/features.png?download=1")
-    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/png"
     assert response.content[:8] == b"\x89PNG\r\n\x1a\n"
     assert response["Content-Disposition"].startswith('attachment; filename="judged-features-run')
 
@@ -125,19 +136,21 @@ def test_a_study_without_a_run_says_so_and_has_no_plot(staff_client, db):
 
 
 def test_two_studies_are_shown_side_by_side_per_question(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     other = make_judged_study(slug="exp2", participants=30, seed=9)
     refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     page = staff_client.get("/dashboard/judged/?compare=exp2").content.decode()
     assert f'src="/dashboard/judged/plots/features.svg?run={run.pk}&amp;compare=exp2"' in page
-    assert '<option value="exp2" selected>' in page and "<h3>Study exp2</h3>" in page
+    assert '<option value="exp2" selected>' in page
+    assert "<h3>Study exp2</h3>" in page
     svg = staff_client.get(f"/dashboard/judged/plots/features.svg?run={run.pk}&compare=exp2").content.decode()
-    assert "Study judged: features" in svg and "Study exp2: features" in svg
+    assert "Study judged: features" in svg
+    assert "Study exp2: features" in svg
     assert staff_client.get("/dashboard/judged/plots/features.svg?compare=nope").status_code == 404
 
 
 def test_a_comparison_study_without_a_run_leaves_the_own_plot_with_a_note(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     make_study(slug="fresh")
     page = staff_client.get("/dashboard/judged/?compare=fresh").content.decode()
     assert f'src="/dashboard/judged/plots/features.svg?run={run.pk}"' in page
@@ -147,20 +160,22 @@ def test_a_comparison_study_without_a_run_leaves_the_own_plot_with_a_note(staff_
 
 def test_an_unknown_comparison_study_is_a_form_error_not_a_crash(staff_client, fitted):
     response = staff_client.get("/dashboard/judged/?compare=nope")
-    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
 
 
 def test_the_refit_button_queues_a_refit(staff_client, fitted, memory_broker):
     study, _ = fitted
     response = staff_client.post("/dashboard/judged/refit/")
-    assert response.status_code == 302 and response["Location"] == "/dashboard/judged/"
+    assert response.status_code == 302
+    assert response["Location"] == "/dashboard/judged/"
     assert [message["args"][0] for message in queued()] == [study.pk]
     assert "was queued" in staff_client.get("/dashboard/judged/").content.decode()
     assert staff_client.get("/dashboard/judged/refit/").status_code == 405
 
 
 def test_an_old_run_can_be_viewed_by_id_and_a_missing_one_is_404(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     assert staff_client.get(f"/dashboard/judged/?run={run.pk}").status_code == 200
     assert staff_client.get("/dashboard/judged/?run=99999").status_code == 404
     assert staff_client.get("/dashboard/judged/?run=abc").status_code == 404
@@ -168,8 +183,10 @@ def test_an_old_run_can_be_viewed_by_id_and_a_missing_one_is_404(staff_client, f
 
 def test_the_power_page_is_prefilled_from_the_study_design(staff_client, fitted):
     page = staff_client.get("/dashboard/judged/power/").content.decode()
-    assert 'name="systems" value="3"' in page and 'name="vignettes" value="3"' in page
-    assert 'name="repetitions" value="8"' in page and 'name="questions" value="5"' in page
+    assert 'name="systems" value="3"' in page
+    assert 'name="vignettes" value="3"' in page
+    assert 'name="repetitions" value="8"' in page
+    assert 'name="questions" value="5"' in page
 
 
 def test_the_power_page_simulates_the_design_it_is_given(staff_client, fitted):
@@ -179,20 +196,26 @@ def test_the_power_page_simulates_the_design_it_is_given(staff_client, fitted):
     )
     response = staff_client.get(f"/dashboard/judged/power/?{query}")
     page = response.content.decode()
-    assert response.status_code == 200 and "Power <strong>0.8" in page and "Monte Carlo SE" in page
+    assert response.status_code == 200
+    assert "Power <strong>0.8" in page
+    assert "Monte Carlo SE" in page
 
 
 def test_the_power_page_rejects_bad_input_with_a_clear_error(staff_client, fitted):
     response = staff_client.get("/dashboard/judged/power/?systems=1&vignettes=3&repetitions=8&gap=x")
     page = response.content.decode()
-    assert response.status_code == 200 and "Ensure this value is greater than or equal to 2" in page
-    assert "Enter a number" in page and 'value="1"' in page
+    assert response.status_code == 200
+    assert "Ensure this value is greater than or equal to 2" in page
+    assert "Enter a number" in page
+    assert 'value="1"' in page
 
 
 def test_a_failed_newest_refit_is_shown_with_its_reason(staff_client, db):
     refit_study(study=make_study(slug="noref", reference="nobody"), trigger=AnalysisRun.Trigger.COMMAND)
     page = staff_client.get("/dashboard/noref/").content.decode()
-    assert "The newest refit" in page and "failed" in page and "no reference system" in page
+    assert "The newest refit" in page
+    assert "failed" in page
+    assert "no reference system" in page
 
 
 @pytest.mark.e2e
@@ -222,14 +245,16 @@ def test_in_a_real_browser_a_researcher_signs_in_and_sees_the_plots_load(live_se
             page.wait_for_url(f"{live_server.url}/dashboard/judged/")
             page.wait_for_load_state("load")
             widths = page.eval_on_selector_all("img.forest", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
-            assert len(widths) == 5 and all(width > 0 for width in widths)
+            assert len(widths) == 5
+            assert all(width > 0 for width in widths)
             assert page.locator("#q-features table").first.locator("tbody tr").count() == 3
         finally:
             browser.close()
 
 
 def test_a_plot_of_a_named_run_may_be_cached_by_the_browser_but_the_latest_may_not(staff_client, fitted):
-    study, run = fitted
+    _study, run = fitted
     named = staff_client.get(f"/dashboard/judged/plots/features.svg?run={run.pk}")
-    assert "max-age=86400" in named["Cache-Control"] and "private" in named["Cache-Control"]
+    assert "max-age=86400" in named["Cache-Control"]
+    assert "private" in named["Cache-Control"]
     assert "max-age" not in staff_client.get("/dashboard/judged/plots/features.svg").get("Cache-Control", "")

@@ -62,10 +62,12 @@ def test_the_judgments_csv_has_one_row_per_valid_pick_with_hashed_participants(j
     assert len(table) == Judgment.objects.valid().count() == 30 * 3 * 5
     first = Judgment.objects.valid().order_by("id").select_related("assignment__participant").first()
     pid = first.assignment.participant.prolific_pid
-    assert table[0]["participant"] == hashed_participant(pid) and len(table[0]["participant"]) == 16
+    assert table[0]["participant"] == hashed_participant(pid)
+    assert len(table[0]["participant"]) == 16
     assert pid not in text
     assert table[0]["shown_first"] == first.assignment.first_answer.system.key
-    assert table[0]["winner"] == first.winner.system.key and table[0]["question"] == first.question.key
+    assert table[0]["winner"] == first.winner.system.key
+    assert table[0]["question"] == first.question.key
     assert {table[0]["system_a"], table[0]["system_b"]} == {table[0]["winner"], table[0]["loser"]}
     assert not any(row["participant"] == hashed_participant("X00000") for row in table)
 
@@ -82,16 +84,20 @@ def test_results_csv_has_a_row_per_question_and_system_with_stars(run):
     assert len(table) == 5 * 3
     beta = next(row for row in table if row["question"] == "features" and row["system"] == "beta")
     fit = run.results["features"]["fit"]["items"][1]
-    assert float(beta["estimate"]) == pytest.approx(fit["estimate"]) and beta["label"] == "Beta"
+    assert float(beta["estimate"]) == pytest.approx(fit["estimate"])
+    assert beta["label"] == "Beta"
     assert beta["stars"] in {"", "*", "**", "***"}
     reference = next(row for row in table if row["question"] == "features" and row["system"] == "alpha")
-    assert reference["estimate"] == "0.0" and reference["p"] == ""
+    assert reference["estimate"] == "0.0"
+    assert reference["p"] == ""
 
 
 def test_results_json_is_the_whole_snapshot(run):
     document = json.loads(results_json(run=run))
-    assert document["data_hash"] == run.data_hash and document["git_revision"] == run.git_revision
-    assert document["parameters"]["reference"] == "alpha" and set(document["results"]) == set(run.results)
+    assert document["data_hash"] == run.data_hash
+    assert document["git_revision"] == run.git_revision
+    assert document["parameters"]["reference"] == "alpha"
+    assert set(document["results"]) == set(run.results)
 
 
 def test_the_bradleyterry2_file_refits_to_the_same_estimates(judged, run):
@@ -116,8 +122,11 @@ def test_the_bradleyterry2_file_refits_to_the_same_estimates(judged, run):
 
 def test_the_r_script_runs_btm_with_the_reference_as_refcat(judged):
     script = bradleyterry2_script(study=judged)
-    assert "library(BradleyTerry2)" in script and 'reference <- "alpha"' in script and "refcat = reference" in script
-    assert 'read.csv("judged-bradleyterry2.csv"' in script and 'c("alpha", "beta", "gamma")' in script
+    assert "library(BradleyTerry2)" in script
+    assert 'reference <- "alpha"' in script
+    assert "refcat = reference" in script
+    assert 'read.csv("judged-bradleyterry2.csv"' in script
+    assert 'c("alpha", "beta", "gamma")' in script
 
 
 def test_demographics_count_valid_participants_per_category(judged):
@@ -136,7 +145,9 @@ def test_demographics_count_valid_participants_per_category(judged):
     assert list(table[0]) == DEMOGRAPHIC_HEADER
     assert table[0] == {"variable": "valid participants", "value": "", "n": "30", "percent": "100.0"}
     gender = {row["value"]: row for row in table if row["variable"] == "gender"}
-    assert gender["Woman"]["n"] == "29" and gender["Woman"]["percent"] == "96.7" and gender["Man"]["n"] == "1"
+    assert gender["Woman"]["n"] == "29"
+    assert gender["Woman"]["percent"] == "96.7"
+    assert gender["Man"]["n"] == "1"
     assert "Excluded" not in gender
     assert {row["value"] for row in table if row["variable"] == "languages"} == {"en", "de"}
 
@@ -154,7 +165,8 @@ def test_demographics_count_valid_participants_per_category(judged):
 )
 def test_every_export_downloads_from_the_dashboard(staff_client, run, name, content_type):
     response = staff_client.get(f"/dashboard/judged/exports/{name}")
-    assert response.status_code == 200 and response["Content-Type"] == content_type
+    assert response.status_code == 200
+    assert response["Content-Type"] == content_type
     assert response["Content-Disposition"] == f'attachment; filename="judged-{name}"'
 
 

@@ -31,8 +31,11 @@ def test_json_output_is_one_object_with_the_published_citation_abilities():
         "order_effect",
         "problems",
     }
-    assert result["reference"] == "Biometrika" and result["n_comparisons"] == 3727
-    assert result["order_effect"] is None and result["problems"] == [] and result["converged"] is True
+    assert result["reference"] == "Biometrika"
+    assert result["n_comparisons"] == 3727
+    assert result["order_effect"] is None
+    assert result["problems"] == []
+    assert result["converged"] is True
     table = PUBLISHED["citations"]["models"]["ref_Biometrika"]["printed_abilities"]["table"]
     for item in result["items"]:
         assert set(item) == {"item", "estimate", "se", "z", "p", "ci_low", "ci_high", "wins", "losses"}
@@ -131,7 +134,8 @@ def test_order_effect_without_a_first_column_is_refused():
 def test_power_best_vs_worst_at_five_questions_reproduces_the_method_figure_from_the_defaults():
     output = run("power", "--test", "best-vs-worst", "--questions", "5", "--seed", "1", "--json")
     result = json.loads(output)
-    assert result["test"] == "best-vs-worst" and result["simulations"] == 10_000
+    assert result["test"] == "best-vs-worst"
+    assert result["simulations"] == 10_000
     assert (result["systems"], result["vignettes"], result["repetitions"], result["gap"]) == (7, 12, 8, 0.4)
     assert abs(result["power"] - REPORTED_POWER["power"]) < 3 * result["mc_se"]
     assert result["repetitions_needed_for_0.8"] <= 8
@@ -145,7 +149,9 @@ def test_power_command_reports_each_system_against_the_reference_with_holm_by_de
     result = json.loads(
         run("power", "--abilities", "0,0,0.5", "--interval", "answer-robust", "--simulations", "500", "--json")
     )
-    assert result["test"] == "reported" and result["effects"] == [0.0, 0.5] and result["interval"] == "answer-robust"
+    assert result["test"] == "reported"
+    assert result["effects"] == [0.0, 0.5]
+    assert result["interval"] == "answer-robust"
     assert result["false_positive_rate"] is not None
 
 

@@ -61,7 +61,8 @@ def test_q_and_the_likelihood_ratio_test_equal_r(tmp_path):
 
 def test_heterogeneity_is_detected_when_answers_vary_and_not_when_they_do_not():
     plain, varied = heterogeneity(judged(answer_sd=0.0, seed=3)), heterogeneity(judged(answer_sd=0.8, seed=3))
-    assert plain.lr_p > 0.01 and varied.lr_p < 0.001
+    assert plain.lr_p > 0.01
+    assert varied.lr_p < 0.001
     assert np.median([s.p for s in varied.systems]) < 0.01
     # The between-vignette SD of a difference of two answers is about sqrt(2) x 0.8.
     assert 0.6 < np.median([s.between_sd for s in varied.systems]) < 1.8
@@ -74,8 +75,10 @@ def test_a_vignette_with_an_item_that_never_wins_leaves_only_the_likelihood_rati
     flip = (data.vignettes == 0) & (winners == 4)  # 'e' loses everything on the first vignette
     winners[flip], losers[flip] = losers[flip], winners[flip]
     result = bt.vignette_heterogeneity(winners, losers, 5, reference=0, vignettes=data.vignettes, item_names=NAMES)
-    assert result.lr is None and result.lr_p is None
+    assert result.lr is None
+    assert result.lr_p is None
     assert "likelihood-ratio test needs finite estimates" in result.problems[0]
     assert "Vignette 0: 'e' never wins" in result.problems[1]
-    assert result.systems[3].n_vignettes == 5 and np.isfinite(result.systems[3].q)  # 'e' without vignette 0
+    assert result.systems[3].n_vignettes == 5
+    assert np.isfinite(result.systems[3].q)
     assert result.as_dict()["lr"] is None

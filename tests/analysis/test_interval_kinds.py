@@ -15,11 +15,13 @@ def test_a_refit_stores_judge_and_answer_intervals_beside_the_judge_bootstrap(db
     features = question.question("features")
     assert set(features.intervals) == {"bootstrap", "two_way_robust", "two_way_bootstrap"}
     robust = features.intervals["two_way_robust"]
-    assert robust.details["df"] == 2 and robust.details["n_vignette"] == 3  # three vignettes: t with 2 df
+    assert robust.details["df"] == 2
+    assert robust.details["n_vignette"] == 3
     assert robust.answers.startswith("Judges and answers")
     beta = features.fit.items[1].estimate
     for interval in features.intervals.values():
-        assert interval.ci_low[1] < beta < interval.ci_high[1] and interval.ci_low[0] == interval.ci_high[0] == 0.0
+        assert interval.ci_low[1] < beta < interval.ci_high[1]
+        assert interval.ci_low[0] == interval.ci_high[0] == 0.0
     # Few vignettes: the answers' interval is the wider one.
     wald = features.fit.items[1].ci_high - features.fit.items[1].ci_low
     assert robust.ci_high[1] - robust.ci_low[1] > wald
@@ -31,7 +33,8 @@ def test_a_system_that_never_wins_has_a_finite_bias_reduced_estimate(db):
     features = run.read_results().question("features")
     assert features.fit.items[2].estimate is None
     firth = features.alternative_fits["bias_reduced"]
-    assert firth.label == "Bias-reduced (Firth)" and firth.fit.items[2].estimate < -2
+    assert firth.label == "Bias-reduced (Firth)"
+    assert firth.fit.items[2].estimate < -2
 
 
 def test_the_dashboard_says_which_interval_answers_which_question(staff_client, db):
@@ -59,4 +62,5 @@ def test_a_new_interval_kind_is_one_entry_and_the_dashboard_shows_it(staff_clien
     run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     assert run.read_results().question("features").intervals["halved"].level == 0.5
     page = staff_client.get(f"/dashboard/{study.slug}/").content.decode()
-    assert '<th scope="col">Half-width CI</th>' in page and "Half-width CI: Nothing: a test kind." in page
+    assert '<th scope="col">Half-width CI</th>' in page
+    assert "Half-width CI: Nothing: a test kind." in page

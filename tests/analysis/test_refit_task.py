@@ -28,7 +28,8 @@ def test_running_the_task_twice_stores_two_snapshots_of_the_same_data(judged):
     second = tasks.refit_study(judged.pk, AnalysisRun.Trigger.ON_DEMAND)
     runs = AnalysisRun.objects.filter(study=judged).order_by("id")
     assert [run.pk for run in runs] == [first, second]
-    assert runs[0].data_hash == runs[1].data_hash and runs[0].n_judgments == runs[1].n_judgments
+    assert runs[0].data_hash == runs[1].data_hash
+    assert runs[0].n_judgments == runs[1].n_judgments
     assert runs[0].results == runs[1].results  # seeded bootstrap: the same numbers
     assert AnalysisRun.objects.latest_for(judged).pk == second
 
@@ -53,14 +54,16 @@ def test_the_beat_schedule_refits_nightly_at_the_configured_time():
     entry = settings.CELERY_BEAT_SCHEDULE["analysis-refit-live-studies"]
     assert entry["task"] == "analysis.tasks.refit_live_studies"
     assert entry["task"] == tasks.refit_live_studies.name
-    assert entry["schedule"].hour == {2} and entry["schedule"].minute == {30}
+    assert entry["schedule"].hour == {2}
+    assert entry["schedule"].minute == {30}
 
 
 def test_the_refit_command_prints_a_summary_and_stores_a_command_run(judged):
     out = StringIO()
     call_command("refit", judged.slug, "--bootstrap", "50", "--seed", "5", stdout=out)
     run = AnalysisRun.objects.get(study=judged)
-    assert run.trigger == AnalysisRun.Trigger.COMMAND and run.parameters["seed"] == 5
+    assert run.trigger == AnalysisRun.Trigger.COMMAND
+    assert run.parameters["seed"] == 5
     assert f"Run {run.pk} of 'judged': {run.n_judgments} valid judgments" in out.getvalue()
     assert "features: beta" in out.getvalue()
 
@@ -79,5 +82,6 @@ def test_a_run_left_running_past_the_time_limit_is_marked_interrupted_by_the_nex
         tasks.refit_study(judged.pk, AnalysisRun.Trigger.ON_DEMAND)
     stuck.refresh_from_db()
     fresh.refresh_from_db()
-    assert stuck.status == AnalysisRun.Status.FAILED and stuck.error.startswith("Interrupted")
+    assert stuck.status == AnalysisRun.Status.FAILED
+    assert stuck.error.startswith("Interrupted")
     assert fresh.status == AnalysisRun.Status.RUNNING

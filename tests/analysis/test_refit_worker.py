@@ -21,5 +21,6 @@ def test_a_queued_refit_and_its_duplicate_store_two_snapshots_of_the_same_data()
         wait_for(worker, lambda: AnalysisRun.objects.finished().filter(study=study).count() >= 2)
     runs = list(AnalysisRun.objects.filter(study=study).order_by("id"))
     assert [run.status for run in runs] == ["done", "done"]
-    assert runs[0].data_hash == runs[1].data_hash and runs[0].n_judgments == 20 * 3 * 5
+    assert runs[0].data_hash == runs[1].data_hash
+    assert runs[0].n_judgments == 20 * 3 * 5
     assert runs[0].trigger == AnalysisRun.Trigger.ON_DEMAND

@@ -35,8 +35,10 @@ def test_reported_estimates_are_planted_with_null_and_words_as_zero():
     estimates = json.loads((PAPER / "reported_estimates.json").read_text())
     questions = ["features", "weighting", "reasons", "conclusion", "additional_info"]
     planted, notes = replicate.planted_abilities(estimates, "exp2", questions)
-    assert planted["features"]["claude-3.7-sonnet"] == -0.35 and planted["features"]["gpt-4o"] == 0.0
-    assert planted["reasons"] == {} and planted["additional_info"]["gemini-1.5-flash"] == 0.0
+    assert planted["features"]["claude-3.7-sonnet"] == -0.35
+    assert planted["features"]["gpt-4o"] == 0.0
+    assert planted["reasons"] == {}
+    assert planted["additional_info"]["gemini-1.5-flash"] == 0.0
     assert notes == [
         "additional_info/gemini-1.5-flash was reported as 'positive, the only notable advantage' without a value: "
         "planted 0"
@@ -47,11 +49,13 @@ def test_the_replications_recover_the_planted_abilities_and_count_coverage():
     truth = np.array([0.0, 0.6, -0.4])
     design = {"vignettes": 6, "repetitions": 10, "per_judge": 3}
     out = replicate.replicate(truth, 0, design, arguments(), np.random.default_rng(2))
-    assert out["estimate"].shape == (40, 3) and out["boot_done"].sum() == 10
+    assert out["estimate"].shape == (40, 3)
+    assert out["boot_done"].sum() == 10
     se = out["se"][:, 1:].mean()
     assert np.all(np.abs(out["estimate"][:, 1:].mean(axis=0) - truth[1:]) < 4 * se / np.sqrt(40))
     assert np.mean(out["p"][:, 1] < 0.05) > 0.8  # 0.6 on ~180 comparisons is found
-    assert 0.8 <= out["wald_covers"][:, 1:].mean() <= 1.0 and 0.8 <= out["robust_covers"][:, 1:].mean() <= 1.0
+    assert 0.8 <= out["wald_covers"][:, 1:].mean() <= 1.0
+    assert 0.8 <= out["robust_covers"][:, 1:].mean() <= 1.0
     assert np.all(np.isnan(out["p_holm"][:, 0]))  # the reference is not tested
 
 

@@ -25,34 +25,41 @@ def api(researcher):
 
 def test_with_a_broker_the_refit_is_sent_to_the_refit_queue_and_nothing_runs_here(judged, researcher, memory_broker):
     asked = request_refit(study=judged, requested_by=researcher)
-    assert asked.outcome == RefitOutcome.QUEUED and asked.run is None
+    assert asked.outcome == RefitOutcome.QUEUED
+    assert asked.run is None
     assert queued() == [{"task": tasks.refit_study.name, "args": [judged.pk, "on-demand", researcher.pk]}]
     assert not AnalysisRun.objects.exists()
 
 
 def test_without_a_broker_the_refit_runs_in_the_request_and_says_so(judged, no_broker):
     asked = request_refit(study=judged)
-    assert asked.outcome == RefitOutcome.RAN and asked.run.status == AnalysisRun.Status.DONE
-    assert "No task queue is configured" in asked.message and f"run {asked.run.pk}" in asked.message
+    assert asked.outcome == RefitOutcome.RAN
+    assert asked.run.status == AnalysisRun.Status.DONE
+    assert "No task queue is configured" in asked.message
+    assert f"run {asked.run.pk}" in asked.message
 
 
 def test_with_the_broker_down_nothing_is_queued_or_stored_and_the_researcher_is_told(judged, closed_broker):
     asked = request_refit(study=judged)
-    assert asked.outcome == RefitOutcome.UNREACHABLE and asked.run is None
-    assert "cannot be reached" in asked.message and "manage.py refit judged" in asked.message
+    assert asked.outcome == RefitOutcome.UNREACHABLE
+    assert asked.run is None
+    assert "cannot be reached" in asked.message
+    assert "manage.py refit judged" in asked.message
     assert not AnalysisRun.objects.exists()
 
 
 def test_the_dashboard_button_with_the_broker_down_shows_a_message_not_a_500(client, researcher, judged, closed_broker):
     response = client.post("/dashboard/judged/refit/", follow=True)
-    assert response.status_code == 200 and response.redirect_chain == [("/dashboard/judged/", 302)]
+    assert response.status_code == 200
+    assert response.redirect_chain == [("/dashboard/judged/", 302)]
     assert "The task queue cannot be reached, so no refit of" in response.content.decode()
     assert not AnalysisRun.objects.exists()
 
 
 def test_the_api_button_with_the_broker_down_is_a_json_503(api, judged, closed_broker):
     response = api.post("/api/studies/judged/refit/")
-    assert response.status_code == 503 and response["Content-Type"] == "application/json"
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/json"
     assert "cannot be reached" in response.json()["detail"]
     assert not AnalysisRun.objects.exists()
 
@@ -67,10 +74,13 @@ def test_the_api_button_with_a_broker_answers_202_queued(api, researcher, judged
 def test_the_api_button_without_a_broker_answers_201_with_the_run(api, judged, no_broker):
     response = api.post("/api/studies/judged/refit/")
     run = AnalysisRun.objects.get()
-    assert response.status_code == 201 and response.json()["queued"] is False and response.json()["run"] == run.pk
+    assert response.status_code == 201
+    assert response.json()["queued"] is False
+    assert response.json()["run"] == run.pk
 
 
 def test_the_dashboard_button_without_a_broker_shows_the_new_run(client, researcher, judged, no_broker):
     page = client.post("/dashboard/judged/refit/", follow=True).content.decode()
     run = AnalysisRun.objects.get()
-    assert f"ran now: run {run.pk}, done." in page and run.requested_by == researcher
+    assert f"ran now: run {run.pk}, done." in page
+    assert run.requested_by == researcher

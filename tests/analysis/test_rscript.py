@@ -82,8 +82,10 @@ def test_the_data_file_has_one_row_per_valid_judgment_with_who_was_shown_first(s
 def test_the_script_says_which_run_it_reproduces_and_with_which_settings(simulated):
     run = refit_study(study=simulated, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST | {"order_effect": True})
     script = bradleyterry2_script(study=simulated)  # no run: the latest finished one
-    assert f"as analysis run {run.pk} did" in script and "order_effect <- TRUE" in script
-    assert "bias_reduced <- FALSE" in script and 'reference <- "lay-human"' in script
+    assert f"as analysis run {run.pk} did" in script
+    assert "order_effect <- TRUE" in script
+    assert "bias_reduced <- FALSE" in script
+    assert 'reference <- "lay-human"' in script
 
 
 @pytest.mark.r

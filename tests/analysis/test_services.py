@@ -23,7 +23,8 @@ def judged(db):
 def test_the_refit_stores_a_run_whose_estimates_recover_the_known_abilities(judged):
     run = refit_study(study=judged, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     assert run.status == AnalysisRun.Status.DONE, run.error
-    assert run.n_judgments == 150 * 3 * 5 and run.n_participants == 150
+    assert run.n_judgments == 150 * 3 * 5
+    assert run.n_participants == 150
     assert set(run.results) == {"features", "weighting", "reasons", "conclusion", "additional_info"}
     for result in run.results.values():
         items = {item["item"]: item for item in result["fit"]["items"]}
@@ -37,9 +38,12 @@ def test_the_refit_stores_a_run_whose_estimates_recover_the_known_abilities(judg
 
 def test_the_run_keeps_parameters_snapshot_hash_and_revision(judged):
     run = refit_study(study=judged, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST | {"seed": 3})
-    assert run.parameters["reference"] == "alpha" and run.parameters["seed"] == 3
-    assert run.parameters["bootstrap"] == 100 and run.parameters["order_effect"] is False
-    assert len(run.data_hash) == 64 and run.git_revision
+    assert run.parameters["reference"] == "alpha"
+    assert run.parameters["seed"] == 3
+    assert run.parameters["bootstrap"] == 100
+    assert run.parameters["order_effect"] is False
+    assert len(run.data_hash) == 64
+    assert run.git_revision
     assert [s["key"] for s in run.systems] == ["alpha", "beta", "gamma"]
     assert run.finished_at is not None
 
@@ -48,10 +52,13 @@ def test_each_question_carries_diagnostics_bootstrap_holm_style_and_vignettes(ju
     run = refit_study(study=judged, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     assert run.schema_version == CURRENT_VERSION
     result = run.read_results().question("features")
-    assert len(result.holm_p) == 3 and result.holm_p[0] is None
+    assert len(result.holm_p) == 3
+    assert result.holm_p[0] is None
     assert result.stars[0] == ""
     boot = result.intervals["bootstrap"]
-    assert boot.details["n_boot"] == 100 and len(boot.ci_low) == 3 and boot.label == "Bootstrap CI"
+    assert boot.details["n_boot"] == 100
+    assert len(boot.ci_low) == 3
+    assert boot.label == "Bootstrap CI"
     assert boot.answers.startswith("Judges:")
     beta_low, beta_high = boot.ci_low[1], boot.ci_high[1]
     assert beta_low < result.fit.items[1].estimate < beta_high
@@ -60,11 +67,13 @@ def test_each_question_carries_diagnostics_bootstrap_holm_style_and_vignettes(ju
     assert result.separation_reliability is not None
     assert result.split_half_reliability is not None
     styled = result.alternative_fits["style_controlled"]
-    assert styled.fit is None and styled.problems == ["No length differences to control for."]
+    assert styled.fit is None
+    assert styled.problems == ["No length differences to control for."]
     assert sorted(v.vignette for v in result.by_vignette) == ["v1", "v2", "v3"]
     assert sum(v.n_judgments for v in result.by_vignette) == result.n_judgments
     halo = run.read_results().halo
-    assert halo.questions[0] == "features" and len(halo.matrix) == 5
+    assert halo.questions[0] == "features"
+    assert len(halo.matrix) == 5
     assert halo.matrix[0][0] == pytest.approx(1.0)
 
 
@@ -76,7 +85,8 @@ def test_excluded_returned_and_preview_participants_are_left_out(judged):
     fabricate_judgments(judged, flipped, participants=5, pid_prefix="R", status=Participant.Status.RETURNED)
     assert Judgment.objects.count() > before.n_judgments
     after = refit_study(study=judged, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
-    assert after.n_judgments == before.n_judgments and after.data_hash == before.data_hash
+    assert after.n_judgments == before.n_judgments
+    assert after.data_hash == before.data_hash
     assert after.results["features"]["fit"] == before.results["features"]["fit"]
 
 
@@ -89,7 +99,8 @@ def test_a_changed_pick_changes_the_data_hash(judged):
         winner_position="second" if judgment.winner_position == "first" else "first",
     )
     after = refit_study(study=judged, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
-    assert after.data_hash != before.data_hash and after.n_judgments == before.n_judgments
+    assert after.data_hash != before.data_hash
+    assert after.n_judgments == before.n_judgments
 
 
 def test_shown_first_and_style_difference_follow_each_judgment(judged):
@@ -106,7 +117,8 @@ def test_shown_first_and_style_difference_follow_each_judgment(judged):
 def test_a_study_without_judgments_gets_a_run_that_says_so(db):
     study = make_study(slug="empty")
     run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND)
-    assert run.status == AnalysisRun.Status.DONE and run.n_judgments == 0
+    assert run.status == AnalysisRun.Status.DONE
+    assert run.n_judgments == 0
     assert run.results["features"]["fit"] is None
     assert run.results["features"]["problems"] == ["No valid judgments on this question yet."]
 
@@ -114,7 +126,8 @@ def test_a_study_without_judgments_gets_a_run_that_says_so(db):
 def test_a_study_without_reference_is_stored_as_a_failed_run_with_the_reason(db):
     study = make_study(slug="noref", reference="nobody")
     run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND)
-    assert run.status == AnalysisRun.Status.FAILED and "no reference system" in run.error
+    assert run.status == AnalysisRun.Status.FAILED
+    assert "no reference system" in run.error
     assert AnalysisRun.objects.latest_for(study) is None
 
 
@@ -133,9 +146,12 @@ def test_progress_counts_cells_participants_exclusions_and_median_minutes(judged
     fabricate_judgments(judged, ABILITIES, participants=2, pid_prefix="Q", is_preview=True)
     progress = study_progress(study=judged)
     cells = judged.cells.count()
-    assert progress["cells"] == cells and progress["target"] == cells * judged.repetitions
-    assert progress["completed"] == 2 * cells and progress["reserved"] == cells
-    assert progress["participants"] == 153 and progress["valid_participants"] == 150
+    assert progress["cells"] == cells
+    assert progress["target"] == cells * judged.repetitions
+    assert progress["completed"] == 2 * cells
+    assert progress["reserved"] == cells
+    assert progress["participants"] == 153
+    assert progress["valid_participants"] == 150
     assert progress["exclusions"] == [{"reason": "too-fast", "label": "Exceptionally fast", "count": 3}]
     assert 4 <= progress["median_minutes"] <= 25
     assert progress["median_minutes_start_to_finish"] == pytest.approx(progress["median_minutes"] + 3, abs=1.5)
@@ -161,7 +177,8 @@ def test_style_control_estimates_a_length_effect_beside_the_abilities(db):
     result = run.read_results().question("features")
     styled = result.alternative_fits["style_controlled"].fit
     effect = styled.covariate_effects[0]
-    assert effect.name == "covariate 0" and abs(effect.estimate) < 3 * effect.se  # judges ignore length
+    assert effect.name == "covariate 0"
+    assert abs(effect.estimate) < 3 * effect.se
     plain = [item.estimate for item in result.fit.items]
     controlled = [item.estimate for item in styled.items]
     np.testing.assert_allclose(controlled, plain, atol=0.25)

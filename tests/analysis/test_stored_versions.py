@@ -59,7 +59,7 @@ V1_RESULTS = {
             "ci_low": [0.0, 0.301, -1.2],
             "ci_high": [0.0, 1.35, -0.05],
             "se": [0.0, 0.27, 0.28],
-        },  # fmt: skip
+        },
         "order_effect": {
             "name": "order",
             "estimate": 0.11,
@@ -68,7 +68,7 @@ V1_RESULTS = {
             "p": 0.562,
             "ci_low": -0.26,
             "ci_high": 0.48,
-        },  # fmt: skip
+        },
         "style_controlled": v1_fit(V1_ITEMS)
         | {
             "covariate_effects": [
@@ -82,7 +82,7 @@ V1_RESULTS = {
                     "ci_high": 0.129,
                 }
             ]
-        },  # fmt: skip
+        },
         "first_position_rate": 0.525,
         "separation_reliability": 0.61,
         "split_half_reliability": 0.44,
@@ -97,7 +97,7 @@ V1_RESULTS = {
                 "problems": [],
                 "vignette": "v1",
             },
-        ],  # fmt: skip
+        ],
         "position": 0,
     },
     "weighting": {
@@ -153,7 +153,8 @@ def old_run(db):
 
 def test_runs_stored_before_the_schema_version_are_version_1(old_run):
     old_run.refresh_from_db()
-    assert old_run.schema_version == 1 and CURRENT_VERSION == 2
+    assert old_run.schema_version == 1
+    assert CURRENT_VERSION == 2
 
 
 def test_a_version_1_run_reads_as_todays_shape(old_run):
@@ -164,11 +165,14 @@ def test_a_version_1_run_reads_as_todays_shape(old_run):
     assert features.intervals["bootstrap"].details == {"n_boot": 200, "n_failed": 1}
     assert features.alternative_fits["style_controlled"].fit.covariate_effects[0].estimate == 0.031
     assert features.by_vignette[0].vignette == "v1"
-    assert fitted.question("weighting").fit is None and fitted.question("weighting").intervals == {}
+    assert fitted.question("weighting").fit is None
+    assert fitted.question("weighting").intervals == {}
     reasons = fitted.question("reasons")
-    assert reasons.intervals == {} and reasons.alternative_fits["style_controlled"].fit is None
+    assert reasons.intervals == {}
+    assert reasons.alternative_fits["style_controlled"].fit is None
     assert reasons.alternative_fits["style_controlled"].problems == ["No length differences to control for."]
-    assert fitted.halo.mean_off_diagonal == 0.93 and fitted.labels()["beta"] == "Beta model"
+    assert fitted.halo.mean_off_diagonal == 0.93
+    assert fitted.labels()["beta"] == "Beta model"
 
 
 def test_the_dashboard_shows_a_version_1_run(client, researcher, old_run):
@@ -179,7 +183,8 @@ def test_the_dashboard_shows_a_version_1_run(client, researcher, old_run):
     assert "0.031 (SE 0.050, p 0.5350)" in page  # the style effect
     assert "No valid judgments on this question yet." in page
     assert "No length differences to control for." in page
-    assert "Which interval answers which question" in page and "Bootstrap CI: Judges:" in page
+    assert "Which interval answers which question" in page
+    assert "Bootstrap CI: Judges:" in page
     assert ">0.93</td>" in page  # halo
     assert client.get(f"/dashboard/old/plots/features.svg?run={old_run.pk}").status_code == 200
 
@@ -193,14 +198,16 @@ def test_the_exports_and_the_api_read_a_version_1_run(client, researcher, old_ru
         "beta", "Beta model", "0.812", "0.00232", "**",
     )  # fmt: skip
     assert (beta["boot_ci_low"], beta["boot_ci_high"], beta["style_estimate"]) == ("0.301", "1.35", "0.812")
-    assert table[4]["boot_ci_low"] == "" and table[4]["style_estimate"] == ""  # reasons: none stored
+    assert table[4]["boot_ci_low"] == ""
+    assert table[4]["style_estimate"] == ""
     document = json.loads(client.get(f"/dashboard/old/exports/results.json?run={old_run.pk}").content)
     assert document["schema_version"] == CURRENT_VERSION
     assert document["results"]["features"]["intervals"]["bootstrap"]["ci_high"] == [0.0, 1.35, -0.05]
     api = APIClient()
     api.force_authenticate(researcher)
     body = api.get(f"/api/studies/old/results/?run={old_run.pk}").json()
-    assert body["schema_version"] == CURRENT_VERSION and body["results"] == document["results"]
+    assert body["schema_version"] == CURRENT_VERSION
+    assert body["results"] == document["results"]
 
 
 def test_a_renamed_key_fails_loudly_instead_of_showing_blanks():

@@ -49,7 +49,8 @@ def test_every_csv_export_streams_the_same_text_from_the_dashboard_and_the_api(c
         client.get(f"/dashboard/{judged.slug}/exports/{name}"),
         api.get(f"/api/studies/{judged.slug}/exports/{name}", HTTP_ACCEPT="text/csv"),
     ):
-        assert response.status_code == 200 and response.streaming
+        assert response.status_code == 200
+        assert response.streaming
         assert response["Content-Disposition"] == f'attachment; filename="{judged.slug}-{name}"'
         assert response.getvalue().decode() == before
     assert len(before.splitlines()) > 1
@@ -58,7 +59,8 @@ def test_every_csv_export_streams_the_same_text_from_the_dashboard_and_the_api(c
 def test_the_small_exports_still_come_whole(client, researcher, judged):
     for name in ("results.json", "bradleyterry2.R"):
         response = client.get(f"/dashboard/{judged.slug}/exports/{name}")
-        assert response.status_code == 200 and not response.streaming
+        assert response.status_code == 200
+        assert not response.streaming
 
 
 def open_cursors() -> int:

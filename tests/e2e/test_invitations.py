@@ -43,5 +43,6 @@ def test_an_invitation_opened_in_a_second_browser_is_refused_and_the_first_keeps
         first.close()
         second.close()
     respondent = Respondent.objects.get()
-    assert respondent.invitation == invitation and respondent.status == Respondent.Status.COMPLETED
+    assert respondent.invitation == invitation
+    assert respondent.status == Respondent.Status.COMPLETED
     assert Answer.objects.filter(origin=Answer.Origin.RESPONDENT, system__key="phil").count() == 2

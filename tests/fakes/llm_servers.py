@@ -26,6 +26,7 @@ every question key). On the Anthropic format with a forced tool, the object come
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -169,12 +170,10 @@ class FakeLLMServer:
         model = body.get("model") or path.rsplit("/", 1)[-1].split(":")[0]
         reply = self.reply_body(fmt, model, text, n)
         if fmt == "anthropic" and body.get("tool_choice"):
-            try:
+            with contextlib.suppress(ValueError):  # not JSON: a text block, as a model ignoring the tool sends
                 reply["content"] = [
                     {"type": "tool_use", "id": f"toolu_{n}", "name": "judgment", "input": json.loads(text)}
                 ]
-            except ValueError:
-                pass  # not JSON: a text block, as a model that ignored the tool would send
         return self.send(handler, 200, reply)
 
     def reply_body(self, fmt: str, model: str, text: str, n: int) -> dict:

@@ -247,7 +247,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_state: FakeProlific
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
+    def log_message(self, format, *args):
         pass
 
     def _serve(self, method: str) -> None:
@@ -272,8 +272,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self._serve("GET")
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self._serve("POST")

@@ -40,7 +40,8 @@ def test_o1_takes_a_developer_message_and_no_temperature(fake):
     body = fake.requests[0][2]
     assert body["messages"][0] == {"role": "developer", "content": "SYSTEM"}
     assert "temperature" not in body
-    assert body["max_completion_tokens"] == 5000 and "max_tokens" not in body
+    assert body["max_completion_tokens"] == 5000
+    assert "max_tokens" not in body
 
 
 def test_o1_mini_gets_the_system_prompt_folded_into_the_user_message(fake):
@@ -104,36 +105,34 @@ def test_a_self_hosted_endpoint_needs_no_key(fake):
 
 
 def test_429_is_retryable_and_carries_retry_after():
-    with FakeLLMServer(script=[{"status": 429, "retry_after": 7}]) as server:
-        with pytest.raises(client.Retryable) as caught:
-            ask(target(server.url))
+    with FakeLLMServer(script=[{"status": 429, "retry_after": 7}]) as server, pytest.raises(client.Retryable) as caught:
+        ask(target(server.url))
     assert caught.value.retry_after == 7
     assert caught.value.status == 429
 
 
 def test_500_is_retryable():
-    with FakeLLMServer(script=[{"status": 500}]) as server:
-        with pytest.raises(client.Retryable) as caught:
-            ask(target(server.url, provider="anthropic", model="claude"))
+    with FakeLLMServer(script=[{"status": 500}]) as server, pytest.raises(client.Retryable) as caught:
+        ask(target(server.url, provider="anthropic", model="claude"))
     assert caught.value.status == 500
 
 
 def test_a_timeout_is_retryable():
-    with FakeLLMServer(script=[{"sleep": 2}]) as server:
-        with pytest.raises(client.Retryable, match="Timed out"):
-            ask(target(server.url, timeout=0.3))
+    with FakeLLMServer(script=[{"sleep": 2}]) as server, pytest.raises(client.Retryable, match="Timed out"):
+        ask(target(server.url, timeout=0.3))
 
 
 def test_400_is_permanent():
-    with FakeLLMServer(script=[{"status": 400}]) as server:
-        with pytest.raises(client.Permanent):
-            ask(target(server.url, provider="gemini", model="gemini-1.5-flash"))
+    with FakeLLMServer(script=[{"status": 400}]) as server, pytest.raises(client.Permanent):
+        ask(target(server.url, provider="gemini", model="gemini-1.5-flash"))
 
 
 def test_a_body_that_is_not_json_is_retryable():
-    with FakeLLMServer(script=[{"body": "<html>bad gateway</html>"}]) as server:
-        with pytest.raises(client.Retryable, match="not JSON"):
-            ask(target(server.url))
+    with (
+        FakeLLMServer(script=[{"body": "<html>bad gateway</html>"}]) as server,
+        pytest.raises(client.Retryable, match="not JSON"),
+    ):
+        ask(target(server.url))
 
 
 def test_a_missing_key_names_the_variable(monkeypatch):

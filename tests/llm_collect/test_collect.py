@@ -38,14 +38,19 @@ def test_a_normal_reply_becomes_a_selected_llm_answer_for_each_wire_format(fake,
     assert services.collect(generation_id=gen.pk) == Generation.Status.DONE
     gen.refresh_from_db()
     answer = gen.answer
-    assert answer.origin == Answer.Origin.LLM and answer.sample == 1 and answer.selected
+    assert answer.origin == Answer.Origin.LLM
+    assert answer.sample == 1
+    assert answer.selected
     assert [f.weight for f in answer.features.all()] == [50, 30, 20]
     assert answer.raw_text == gen.raw_text
     assert (gen.input_tokens, gen.output_tokens, gen.attempts) == (400, 200, 1)
     assert gen.model_version.endswith("-2024-08-06")
     assert gen.finish_reason in ("stop", "end_turn", "STOP")
-    assert gen.latency_ms is not None and gen.cost_estimate > 0
-    assert gen.raw_response and gen.raw_request and "sk-test" not in json.dumps(gen.raw_request)
+    assert gen.latency_ms is not None
+    assert gen.cost_estimate > 0
+    assert gen.raw_response
+    assert gen.raw_request
+    assert "sk-test" not in json.dumps(gen.raw_request)
     assert "Sam1" in json.dumps(gen.raw_request)  # {character_name} filled in
 
 
@@ -69,7 +74,8 @@ def test_429_with_retry_after_puts_the_row_back_and_asks_the_task_to_wait():
         assert caught.value.retry_after == 60
         assert services.retry_delay(retries=0, retry_after=60, backoff=True) >= 60
         gen.refresh_from_db()
-        assert gen.status == Generation.Status.PENDING and "429" in gen.error
+        assert gen.status == Generation.Status.PENDING
+        assert "429" in gen.error
         # The 429 pushed the provider's next slot a minute away for every worker: the next delivery
         # does not call, it asks to be run again when the slot comes.
         with pytest.raises(services.TryAgain) as again:
@@ -98,7 +104,8 @@ def test_a_provider_that_keeps_failing_is_given_up_after_the_attempts_cap():
         assert collect_until_settled(gen) == Generation.Status.FAILED
         assert len(server.requests) == services.collect_settings()["max_attempts"]
     gen.refresh_from_db()
-    assert "gave up" in gen.error and gen.answer is None
+    assert "gave up" in gen.error
+    assert gen.answer is None
 
 
 @pytest.mark.django_db
@@ -131,7 +138,8 @@ def test_malformed_json_is_stored_with_its_error_asked_again_then_flagged_invali
     gen.refresh_from_db()
     assert gen.raw_text.startswith('{"features"')
     assert "no JSON object" in gen.parse_error
-    assert gen.answer is None and not Answer.objects.filter(system=gen.system).exists()
+    assert gen.answer is None
+    assert not Answer.objects.filter(system=gen.system).exists()
     assert gen.input_tokens == 400 * 3  # every paid attempt is counted
 
 
@@ -153,7 +161,8 @@ def test_weights_that_do_not_add_up_are_normalised_and_the_original_weights_kept
         _, (gen,) = generations(study)
         assert services.collect(generation_id=gen.pk) == Generation.Status.DONE
     gen.refresh_from_db()
-    assert gen.normalised is True and gen.original_weights == [3, 2, 1]
+    assert gen.normalised is True
+    assert gen.original_weights == [3, 2, 1]
     assert [f.weight for f in gen.answer.features.all()] == [50, 33, 17]
 
 

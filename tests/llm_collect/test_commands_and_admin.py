@@ -16,7 +16,8 @@ def test_collect_answers_starts_a_run_for_the_chosen_systems(fake, capsys):
     call_command("collect_answers", "llm", "--systems", "m1", "--samples", "3")
     assert "6 generations queued, 0 already answered" in capsys.readouterr().out
     run = CollectionRun.objects.get()
-    assert run.planned == 6 and list(run.systems.values_list("key", flat=True)) == ["m1"]
+    assert run.planned == 6
+    assert list(run.systems.values_list("key", flat=True)) == ["m1"]
 
 
 @pytest.mark.django_db
@@ -45,7 +46,8 @@ def test_self_similarity_prints_one_line_per_model(fake, capsys):
 def test_the_admin_start_page_needs_a_staff_login(client):
     url = reverse("admin:llm_collect_collectionrun_start")
     response = client.get(url)
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
 
 
 @pytest.mark.django_db
@@ -63,7 +65,8 @@ def test_a_researcher_starts_a_collection_in_the_admin_and_sees_its_progress(fak
     assert "Collect answers for a study" in page
     assert "1 done · 0 invalid · 0 failed · 0 running · 3 pending" in page
     detail = admin_client.get(response["Location"]).content.decode()
-    assert "400 / 200" in detail and "largest-remainder" in detail
+    assert "400 / 200" in detail
+    assert "largest-remainder" in detail
 
 
 @pytest.mark.django_db
@@ -74,8 +77,10 @@ def test_the_admin_start_page_shows_a_missing_key_and_loses_nothing(fake, admin_
         reverse("admin:llm_collect_collectionrun_start"), {"study": study.pk, "systems": "m0", "samples": 4}
     )
     page = response.content.decode()
-    assert response.status_code == 200 and page.count("FAKE_LLM_KEY") == 1
-    assert 'value="m0"' in page and 'value="4"' in page
+    assert response.status_code == 200
+    assert page.count("FAKE_LLM_KEY") == 1
+    assert 'value="m0"' in page
+    assert 'value="4"' in page
     assert not CollectionRun.objects.exists()
 
 
@@ -85,7 +90,8 @@ def test_the_run_page_states_the_weights_policy_as_readable_paragraphs(fake, adm
     run = services.start_collection(study=study, samples=1)
     page = admin_client.get(reverse("admin:llm_collect_collectionrun_change", args=[run.pk])).content.decode()
     assert "<p>What happens to weights that do not sum to 100 (the decision, also shown in the admin): when" in page
-    assert "``" not in page and "the Generation is marked normalised and keeps the original weights" in page
+    assert "``" not in page
+    assert "the Generation is marked normalised and keeps the original weights" in page
 
 
 @pytest.mark.django_db
@@ -123,7 +129,9 @@ def test_the_retry_action_asks_failed_rows_again(fake, admin_client, django_capt
             reverse("admin:llm_collect_generation_changelist"), {"action": "retry", "_selected_action": [gen.pk]}
         )
     gen.refresh_from_db()
-    assert gen.status == "pending" and gen.attempts == 0 and len(callbacks) == 1
+    assert gen.status == "pending"
+    assert gen.attempts == 0
+    assert len(callbacks) == 1
 
 
 @pytest.mark.django_db
@@ -147,4 +155,5 @@ def test_self_similarity_adds_the_embedding_measure_when_installed(fake, capsys)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "system\ttfidf\tembedding"
     tfidf, embedding = (float(x) for x in lines[1].split("\t")[1:])
-    assert 0 < tfidf <= 1 and 0 < embedding <= 1
+    assert 0 < tfidf <= 1
+    assert 0 < embedding <= 1

@@ -24,7 +24,8 @@ def test_requests_are_booked_one_interval_apart_and_refused_beyond_the_wait(kind
     assert waits[1][1] == pytest.approx(1, abs=0.05)
     assert waits[2][1] == pytest.approx(2, abs=0.05)
     ok, wait = backend.reserve(key, 1.0, 0.0, 2.5)
-    assert not ok and wait == pytest.approx(3, abs=0.05)
+    assert not ok
+    assert wait == pytest.approx(3, abs=0.05)
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
@@ -40,13 +41,15 @@ def test_a_429_pushes_the_next_slot_past_retry_after(kind):
     backend, key = make(kind), uuid.uuid4().hex
     backend.penalise(key, 30)
     ok, wait = backend.reserve(key, 1.0, 0.0, 10.0)
-    assert not ok and wait == pytest.approx(30, abs=0.1)
+    assert not ok
+    assert wait == pytest.approx(30, abs=0.1)
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
 def test_the_concurrency_semaphore_holds_its_limit_and_frees_on_release_or_expiry(kind):
     backend, key = make(kind), uuid.uuid4().hex
-    assert backend.acquire(key, 2, 60, "a") and backend.acquire(key, 2, 60, "b")
+    assert backend.acquire(key, 2, 60, "a")
+    assert backend.acquire(key, 2, 60, "b")
     assert not backend.acquire(key, 2, 60, "c")
     backend.release(key, "a")
     assert backend.acquire(key, 2, 60, "c")

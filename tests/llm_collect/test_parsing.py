@@ -20,7 +20,8 @@ def reply(weights, **extra):
 def test_a_clean_reply_parses_without_normalising():
     parsed = parse_answer(reply([60, 40]))
     assert [f.weight for f in parsed.features] == [60, 40]
-    assert parsed.normalised is False and parsed.original_weights is None
+    assert parsed.normalised is False
+    assert parsed.original_weights is None
     assert parsed.action == "Do the right thing."
 
 
@@ -53,7 +54,7 @@ def test_largest_remainder_gives_ties_to_the_earlier_feature():
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    ("text", "message"),
     [
         ("", "empty"),
         ("I think she should tell the truth.", "no JSON object"),

@@ -24,7 +24,8 @@ def test_the_default_instrument_fills_in_the_character_and_the_vignette():
     assert system_prompt == default_system_prompt()
     assert "advising Sam1 on what he ought to do next" in user_prompt
     assert "Story 1." in user_prompt
-    assert '"features"' in user_prompt and "{character_name}" not in user_prompt
+    assert '"features"' in user_prompt
+    assert "{character_name}" not in user_prompt
     assert default_user_prompt().count("{character_name}") == 2
 
 

@@ -152,14 +152,15 @@ def test_a_stored_raw_reply_can_be_read_again_without_a_call():
 
 
 def test_a_reply_of_an_unexpected_shape_is_retryable():
-    with pytest.raises(client.Retryable, match="Unexpected response shape"):
+    def answer(request):
+        return httpx.Response(200, json={"choices": "not a list"})
 
-        def answer(request):
-            return httpx.Response(200, json={"choices": "not a list"})
-
-        target = client.Target(provider="openai", model="gpt-4o", base_url="https://p.test", api_key_env="FAKE_LLM_KEY")
-        with client.build_client(transport=httpx.MockTransport(answer)) as http_client:
-            client.complete(target, system_prompt="S", user_prompt="U", http_client=http_client)
+    target = client.Target(provider="openai", model="gpt-4o", base_url="https://p.test", api_key_env="FAKE_LLM_KEY")
+    with (
+        client.build_client(transport=httpx.MockTransport(answer)) as http_client,
+        pytest.raises(client.Retryable, match="Unexpected response shape"),
+    ):
+        client.complete(target, system_prompt="S", user_prompt="U", http_client=http_client)
 
 
 def test_an_unknown_provider_is_permanent():

@@ -18,12 +18,14 @@ def test_it_queues_one_task_per_system_vignette_and_sample_after_commit(fake, dj
     study = make_llm_study(url=fake.url, providers=["openai", "anthropic"], vignettes=3)
     with django_capture_on_commit_callbacks() as callbacks:
         run = services.start_collection(study=study, samples=2)
-    assert run.planned == 12 and len(callbacks) == 12
+    assert run.planned == 12
+    assert len(callbacks) == 12
     assert Generation.objects.filter(run=run, status="pending").count() == 12
     assert set(run.systems.values_list("key", flat=True)) == {"m0", "m1"}  # not the human system
     first = [cb.args[0][0] for cb in callbacks[:2]]
     gens = Generation.objects.in_bulk(first)
-    assert {g.sample for g in gens.values()} == {1} and len({g.system_id for g in gens.values()}) == 2
+    assert {g.sample for g in gens.values()} == {1}
+    assert len({g.system_id for g in gens.values()}) == 2
 
 
 @pytest.mark.django_db
@@ -35,7 +37,9 @@ def test_starting_again_reuses_rows_and_does_not_ask_finished_samples_again(fake
     with django_capture_on_commit_callbacks() as callbacks:
         again = services.start_collection(study=study, samples=2)
     assert Generation.objects.count() == 2
-    assert again.planned == 1 and again.already_present == 1 and len(callbacks) == 1
+    assert again.planned == 1
+    assert again.already_present == 1
+    assert len(callbacks) == 1
 
 
 @pytest.mark.django_db
@@ -44,7 +48,8 @@ def test_a_sample_that_already_has_an_answer_is_not_asked_for(fake):
     system, vignette = study.systems.get(key="m0"), study.vignettes.get()
     create_answer(system=system, vignette=vignette, features=[FeatureIn(feature="x", weight=100)], action="a", sample=1)
     run = services.start_collection(study=study, samples=2)
-    assert run.planned == 1 and run.already_present == 1
+    assert run.planned == 1
+    assert run.already_present == 1
     assert Generation.objects.get(sample=1).status == "done"
 
 
@@ -74,7 +79,8 @@ def test_failed_rows_are_asked_again_only_when_requested(fake, django_capture_on
     with django_capture_on_commit_callbacks() as callbacks:
         assert services.start_collection(study=study, samples=1).planned == 0
         run = services.start_collection(study=study, samples=1, retry_failed=True)
-    assert run.planned == 1 and len(callbacks) == 1
+    assert run.planned == 1
+    assert len(callbacks) == 1
     assert Generation.objects.get().attempts == 0
 
 
@@ -82,7 +88,7 @@ def test_failed_rows_are_asked_again_only_when_requested(fake, django_capture_on
 def test_the_sweep_requeues_stale_pending_and_expired_running_rows_once(fake, django_capture_on_commit_callbacks):
     study = make_llm_study(url=fake.url, vignettes=3)
     services.start_collection(study=study, samples=1)
-    stale, expired, fresh = Generation.objects.order_by("pk")
+    stale, expired, _fresh = Generation.objects.order_by("pk")
     Generation.objects.filter(pk=stale.pk).update(queued_at=timezone.now() - timedelta(hours=1))
     Generation.objects.filter(pk=expired.pk).update(
         status="running", attempts=1, lease_expires_at=timezone.now() - timedelta(seconds=1)

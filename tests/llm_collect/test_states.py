@@ -34,7 +34,8 @@ def step(gen):
 
 def settled(gen, **expected):
     gen.refresh_from_db()
-    assert gen.claim == "" and gen.lease_expires_at is None
+    assert gen.claim == ""
+    assert gen.lease_expires_at is None
     for field, value in expected.items():
         assert getattr(gen, field) == value, field
     return gen
@@ -64,7 +65,8 @@ def test_each_end_of_an_attempt_appends_history_and_clears_the_claim(
     assert gen.history[0]["attempt"] == 1
     assert (gen.finished_at is not None) == (status != "pending")
     if status == "pending":
-        assert gen.not_before is not None and gen.not_before > timezone.now() - timedelta(seconds=1)
+        assert gen.not_before is not None
+        assert gen.not_before > timezone.now() - timedelta(seconds=1)
 
 
 @pytest.mark.django_db
@@ -98,7 +100,8 @@ def test_giving_up_writes_history(fake, settings):
     Generation.objects.filter(pk=gen.pk).update(attempts=services.collect_settings()["max_attempts"])
     assert step(gen) == "failed"
     gen = settled(gen, status="failed")
-    assert gen.history[-1]["outcome"] == "gave up" and "Gave up after" in gen.error
+    assert gen.history[-1]["outcome"] == "gave up"
+    assert "Gave up after" in gen.error
 
 
 @pytest.mark.django_db

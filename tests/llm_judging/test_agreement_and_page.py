@@ -63,21 +63,30 @@ def test_agreement_position_and_self_preference_come_out_as_built(judged):
     rows = {(r.question, r.judge): r for r in agreement_rows(study=judged)}
     assert len(rows) == 5 * 3
     oracle, first, selfish = (rows[("features", j)] for j in ("oracle", "first", "selfish"))
-    assert oracle.agreement == 1 and oracle.position_consistency == 1 and oracle.first_position_rate == 0.5
-    assert first.first_position_rate == 1 and first.position_consistency == 0 and first.agreement == 0.5
+    assert oracle.agreement == 1
+    assert oracle.position_consistency == 1
+    assert oracle.first_position_rate == 0.5
+    assert first.first_position_rate == 1
+    assert first.position_consistency == 0
+    assert first.agreement == 0.5
     assert first.kappa == pytest.approx(0)
-    assert oracle.self_preference is None and oracle.self_preference_cases == 0  # not a system of the study
+    assert oracle.self_preference is None
+    assert oracle.self_preference_cases == 0
     if selfish.self_preference_cases:  # cells where humans picked beta's opponent
-        assert selfish.self_preference == 1 and selfish.against_humans_elsewhere == 0
-    assert 0.5 <= oracle.human_agreement <= 1 and oracle.human_cells > 0
+        assert selfish.self_preference == 1
+        assert selfish.against_humans_elsewhere == 0
+    assert 0.5 <= oracle.human_agreement <= 1
+    assert oracle.human_cells > 0
 
 
 def test_estimates_give_llm_only_ppi_and_human_only_rows_per_system(judged):
     rows = [r for r in estimate_rows(study=judged) if r.question == "features" and r.judge == "oracle"]
     assert {r.system for r in rows} == {"beta", "gamma"}  # the reference (alpha) is fixed at 0
     for r in rows:
-        assert r.ppi_low < r.ppi_estimate < r.ppi_high and r.human_low < r.human_estimate < r.human_high
-        assert r.n_human > 0 and r.worth_human_judgments > 0
+        assert r.ppi_low < r.ppi_estimate < r.ppi_high
+        assert r.human_low < r.human_estimate < r.human_high
+        assert r.n_human > 0
+        assert r.worth_human_judgments > 0
     # A judge that always picks the first-shown answer, in both orders, sees every system as equal.
     position_only = [r for r in estimate_rows(study=judged) if r.question == "features" and r.judge == "first"]
     assert all(abs(r.llm_estimate) < 1e-6 and r.llm_low < 0 < r.llm_high for r in position_only)
@@ -91,14 +100,16 @@ def test_the_page_exports_and_plots_are_for_staff(judged, staff_client):
     assert Client().get(url + "exports/llm-agreement.csv").status_code == 302
     page = staff_client.get(url)
     assert page.status_code == 200
-    assert b"Agreement and biases" in page.content and b"selfish" in page.content
+    assert b"Agreement and biases" in page.content
+    assert b"selfish" in page.content
     csv = staff_client.get(url + "exports/llm-agreement.csv")
     assert csv.content.decode().splitlines()[0].startswith("question,judge,picks,cells,agreement,kappa")
     assert staff_client.get(url + "exports/llm-estimates.csv").content.decode().count("\n") == 1 + 5 * 3 * 2
     assert staff_client.get(url + "exports/other.csv").status_code == 404
     for kind in ("llm", "ppi"):
         svg = staff_client.get(url + f"plots/{kind}/oracle/features.svg")
-        assert svg.status_code == 200 and svg["content-type"] == "image/svg+xml"
+        assert svg.status_code == 200
+        assert svg["content-type"] == "image/svg+xml"
     assert staff_client.get(url + "plots/llm/nobody/features.svg").status_code == 404
     assert f"/dashboard/{judged.slug}/llm-judges/".encode() in staff_client.get(f"/dashboard/{judged.slug}/").content
 

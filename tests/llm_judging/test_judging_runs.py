@@ -44,7 +44,9 @@ def test_a_run_judges_every_cell_in_both_orders_and_stores_the_picks_apart(judge
     for call in calls:
         assert call.picks == {key: "A" for key in QUESTION_KEYS}
         assert call.raw_request["response_format"]["json_schema"]["strict"] is True
-        assert call.input_tokens == 400 and call.cost_estimate > 0 and call.latency_ms is not None
+        assert call.input_tokens == 400
+        assert call.cost_estimate > 0
+        assert call.latency_ms is not None
     assert Judgment.objects.count() == humans_before  # never mixed into the human judgments
 
 
@@ -60,7 +62,8 @@ def test_the_prompt_shows_the_vignette_both_answers_and_the_questions_as_a_judge
     for key in QUESTION_KEYS:
         assert f"- {key}: Which answer is better on {key}?" in user
     schema = fake.requests[0][2]["response_format"]["json_schema"]["schema"]
-    assert schema["required"] == QUESTION_KEYS and schema["additionalProperties"] is False
+    assert schema["required"] == QUESTION_KEYS
+    assert schema["additionalProperties"] is False
 
 
 def test_running_a_finished_item_again_calls_nobody_and_a_second_run_queues_nothing(judged_study, fake):
@@ -71,7 +74,8 @@ def test_running_a_finished_item_again_calls_nobody_and_a_second_run_queues_noth
     run_all(ids)
     assert len(fake.requests) == 9
     again = start_judging_run(study=judged_study, judges=[judge], orders="both")
-    assert again.already_present == 9 and again.planned == 9
+    assert again.already_present == 9
+    assert again.planned == 9
     assert JudgeCall.objects.count() == 18
 
 

@@ -40,7 +40,8 @@ def test_each_wire_format_sends_the_schema_its_own_way_and_reads_the_picks(judge
         assert call.raw_response["content"][0]["type"] == "tool_use"
     elif provider == "gemini":
         schema = body["generationConfig"]["responseSchema"]
-        assert schema["type"] == "OBJECT" and "additionalProperties" not in schema
+        assert schema["type"] == "OBJECT"
+        assert "additionalProperties" not in schema
         assert schema["properties"][QUESTION_KEYS[0]]["properties"]["choice"]["enum"] == ["A", "B"]
     else:
         assert body["response_format"] == {"type": "json_object"}  # no strict schema there: asked in words
@@ -58,7 +59,8 @@ def test_a_reply_outside_the_schema_is_asked_again_then_flagged(judged_study, pr
         assert judge_item(call_id=call.pk) == "skipped"
         assert len(server.requests) == 3
     call.refresh_from_db()
-    assert call.status == "invalid" and call.picks == {}
+    assert call.status == "invalid"
+    assert call.picks == {}
     assert "no pick A or B for: features" in call.parse_error
     assert [e["outcome"] for e in call.history] == ["invalid output"] * 3
     assert call.input_tokens == 3 * 400  # every paid call counted

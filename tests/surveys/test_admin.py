@@ -16,7 +16,8 @@ def test_admin_pages_require_a_login(client, study):
         reverse("admin:surveys_study_change", args=[study.pk]),
     ]:
         response = client.get(url)
-        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+        assert response.status_code == 302
+        assert "/admin/login/" in response["Location"]
 
 
 @pytest.mark.django_db
@@ -43,7 +44,8 @@ def test_a_study_moves_draft_to_live_to_closed_in_the_admin(client, researcher, 
     changelist = reverse("admin:surveys_study_changelist")
     client.post(changelist, {"action": "make_live", "_selected_action": [study.pk]}, follow=True)
     study.refresh_from_db()
-    assert study.status == Study.Status.LIVE and study.cells.count() == 9
+    assert study.status == Study.Status.LIVE
+    assert study.cells.count() == 9
     client.post(changelist, {"action": "make_closed", "_selected_action": [study.pk]}, follow=True)
     study.refresh_from_db()
     assert study.status == Study.Status.CLOSED
@@ -59,11 +61,14 @@ def test_answers_appear_side_by_side_and_selecting_one_records_who_and_when(clie
         action="Another take",
     )
     page = client.get(reverse("admin:surveys_study_answers", args=[study.pk])).content.decode()
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert(1)" not in page
     assert page.count("Select this answer") == 1  # only the unselected candidate offers it
     client.post(reverse("admin:surveys_study_select_answer", args=[study.pk, candidate.pk]))
     candidate.refresh_from_db()
-    assert candidate.selected and candidate.selected_by == researcher and candidate.selected_at is not None
+    assert candidate.selected
+    assert candidate.selected_by == researcher
+    assert candidate.selected_at is not None
     assert Answer.objects.filter(system=system, vignette=vignette, selected=True).count() == 1
 
 
@@ -106,7 +111,8 @@ def test_a_study_without_a_completion_code_is_flagged_before_and_on_going_live(c
         follow=True,
     )
     text = response.content.decode()
-    assert "Study &#x27;s1&#x27; is live." in text and "no completion code is set" in text
+    assert "Study &#x27;s1&#x27; is live." in text
+    assert "no completion code is set" in text
 
 
 class _FormFields(HTMLParser):
@@ -175,10 +181,12 @@ def test_attention_options_are_two_texts_or_empty(client, researcher, study, opt
     response = client.post(url, data)
     study.refresh_from_db()
     if saved is None:
-        assert response.status_code == 200 and "Give exactly two options" in response.content.decode()
+        assert response.status_code == 200
+        assert "Give exactly two options" in response.content.decode()
         assert study.attention_options == []
     else:
-        assert response.status_code == 302 and study.attention_options == saved
+        assert response.status_code == 302
+        assert study.attention_options == saved
 
 
 def _answer_form(client, answer):
@@ -219,7 +227,8 @@ def test_cells_and_judgments_are_shown_read_only(client, researcher, study):
     go_live(study=study)
     cell = study.cells.first()
     page = client.get(reverse("admin:surveys_cell_change", args=[cell.pk])).content.decode()
-    assert 'name="completed"' not in page and 'name="answer_a"' not in page
+    assert 'name="completed"' not in page
+    assert 'name="answer_a"' not in page
     response = client.post(reverse("admin:surveys_cell_change", args=[cell.pk]), {"completed": 0, "target": 99})
     assert response.status_code == 403
     assert client.get(reverse("admin:surveys_judgment_add")).status_code == 403

@@ -50,7 +50,7 @@ def test_deleting_a_feature_closes_the_gap_and_a_new_row_comes_last(client, stud
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "change, words",
+    ("change", "words"),
     [
         ({"sample": "0"}, "The sample number is a whole number of at least 1."),
         ({"features-0-weight": "101", "features-1-weight": "-1"}, "A weight is a whole number from 1 to 100."),
@@ -64,9 +64,12 @@ def test_a_broken_database_rule_is_a_form_error_in_words_not_a_constraint_name(c
     page = response.content.decode()
     assert response.status_code == 200
     assert words in page
-    assert "Constraint" not in page and "feature_weight_0_100" not in page and "answer_sample_positive" not in page
+    assert "Constraint" not in page
+    assert "feature_weight_0_100" not in page
+    assert "answer_sample_positive" not in page
     answer.refresh_from_db()
-    assert answer.sample == 1 and _features(answer) == [(1, "honesty", 60), (2, "harm", 40)]
+    assert answer.sample == 1
+    assert _features(answer) == [(1, "honesty", 60), (2, "harm", 40)]
 
 
 # An answer's system and vignette belong to its study (issue 9, item 7)
@@ -99,13 +102,18 @@ def test_the_answer_admins_dropdowns_name_the_study_and_offer_only_its_own_parts
 
     make_study(slug="other")
     html = client.get(reverse("admin:surveys_answer_add")).content.decode()
-    assert "Alpha (s1)" in html and "Alpha (other)" in html and "v1 (s1)" in html and "v1 (other)" in html
+    assert "Alpha (s1)" in html
+    assert "Alpha (other)" in html
+    assert "v1 (s1)" in html
+    assert "v1 (other)" in html
     answer = Answer.objects.filter(vignette__study=study).first()
     html = client.get(reverse("admin:surveys_answer_change", args=[answer.pk])).content.decode()
-    assert "Alpha (s1)" in html and "v2 (s1)" in html
+    assert "Alpha (s1)" in html
+    assert "v2 (s1)" in html
     assert "(other)" not in html
     html = client.get(reverse("admin:surveys_answer_add") + f"?study={study.pk}").content.decode()
-    assert "v1 (s1)" in html and "(other)" not in html
+    assert "v1 (s1)" in html
+    assert "(other)" not in html
 
 
 @pytest.mark.django_db

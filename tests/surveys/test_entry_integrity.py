@@ -46,12 +46,14 @@ def places_held(study) -> int:
 def test_a_flood_of_invented_ids_from_one_address_leaves_places_for_the_next_genuine_arrival(settings):
     settings.ENTRY_RATE_LIMIT = "3/10m"
     study = live_study(systems=("alpha", "beta", "gamma"), vignettes=2, vignettes_per_participant=2, repetitions=2)
-    assert places_held(study) == 0 and sum(cell.target for cell in study.cells.all()) == 12  # 6 judges
+    assert places_held(study) == 0
+    assert sum(cell.target for cell in study.cells.all()) == 12
 
     answers = [arrive(study, hexid(n), hexid(1000 + n), address=ATTACKER)[1] for n in range(12)]
 
     assert [r.status_code for r in answers].count(429) == 9
-    assert Participant.objects.count() == 3 and places_held(study) == 6
+    assert Participant.objects.count() == 3
+    assert places_held(study) == 6
     refused = next(r for r in answers if r.status_code == 429).content.decode()
     assert "wait 10 minutes and open the study link again" in refused
     _, genuine = arrive(study, PID, FIRST_SESSION, address="203.0.113.50")
@@ -68,7 +70,8 @@ def test_a_refused_entry_writes_no_participant_and_reserves_nothing(settings):
 
     assert refused.status_code == 429
     assert list(Participant.objects.values_list("prolific_pid", flat=True)) == [hexid(1)]
-    assert places_held(study) == 0 and EntryAttempt.objects.count() == 1
+    assert places_held(study) == 0
+    assert EntryAttempt.objects.count() == 1
 
 
 def test_coming_back_is_not_an_entry_and_other_addresses_count_apart(settings):
@@ -88,7 +91,8 @@ def test_off_switches_the_limit_off(settings):
     study = live_study()
     for n in range(6):
         assert Client(REMOTE_ADDR=ATTACKER).get(link(study, hexid(n), hexid(100 + n))).status_code == 302
-    assert Participant.objects.count() == 6 and EntryAttempt.objects.count() == 0
+    assert Participant.objects.count() == 6
+    assert EntryAttempt.objects.count() == 0
 
 
 def test_behind_trusted_proxies_the_forwarded_address_counts_and_what_the_client_wrote_does_not(settings):
@@ -136,7 +140,7 @@ def test_the_answer_writing_survey_is_guarded_by_the_same_limit(settings):
 
 def test_someone_elses_pid_with_another_session_gets_a_clear_page_and_writes_nothing():
     study = live_study()
-    owner, _ = arrive(study, PID, FIRST_SESSION)
+    _owner, _ = arrive(study, PID, FIRST_SESSION)
     first = Participant.objects.get(prolific_pid=PID)
     before = (first.status, list(first.assignments.values_list("pk", "status", "shown_at")))
 
@@ -150,14 +154,16 @@ def test_someone_elses_pid_with_another_session_gets_a_clear_page_and_writes_not
     assert intruder.post(f"/s/{study.slug}/pair/1/", picks(study)).status_code == 403
     first.refresh_from_db()
     assert (first.status, list(first.assignments.values_list("pk", "status", "shown_at"))) == before
-    assert Judgment.objects.count() == 0 and Participant.objects.count() == 1
+    assert Judgment.objects.count() == 0
+    assert Participant.objects.count() == 1
 
 
 def test_resuming_in_another_browser_needs_both_ids():
     study = live_study()
     arrive(study, PID, FIRST_SESSION)
     elsewhere = Client().get(link(study, PID, FIRST_SESSION))
-    assert elsewhere.status_code == 302 and "/pair/1/" in elsewhere.url
+    assert elsewhere.status_code == 302
+    assert "/pair/1/" in elsewhere.url
 
 
 @pytest.mark.parametrize("prolific_status", ["RETURNED", "TIMED-OUT"])
@@ -170,7 +176,8 @@ def test_once_prolific_ends_the_first_session_a_new_session_starts_afresh(prolif
 
     assert "/pair/1/" in response.url
     sessions = dict(Participant.objects.values_list("session_id", "status"))
-    assert sessions[FIRST_SESSION] in ("returned", "timed-out") and sessions[OTHER_SESSION] == "judging"
+    assert sessions[FIRST_SESSION] in ("returned", "timed-out")
+    assert sessions[OTHER_SESSION] == "judging"
     assert Assignment.objects.filter(participant__session_id=OTHER_SESSION, status="reserved").count() == 2
 
 

@@ -67,7 +67,8 @@ def test_a_live_studys_page_shows_parts_and_design_read_only_and_says_why(client
     for name in ["repetitions", "vignettes_per_participant", "order_rule", "reservation_minutes", "user_prompt"]:
         assert name not in data
     assert not any(name.endswith("-text") or name.endswith("-label") for name in data)
-    assert "questions-0-DELETE" not in data and data["questions-MAX_NUM_FORMS"] == "0"  # no rows added
+    assert "questions-0-DELETE" not in data
+    assert data["questions-MAX_NUM_FORMS"] == "0"
 
 
 @pytest.mark.django_db
@@ -79,12 +80,15 @@ def test_prolific_codes_and_description_stay_editable_and_each_change_is_recorde
     response = client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
     study.refresh_from_db()
-    assert study.completion_code == "NEWCODE" and study.description == "Now with a description."
+    assert study.completion_code == "NEWCODE"
+    assert study.description == "Now with a description."
     assert _snapshot(study) == before
     entry = LogEntry.objects.get(object_id=str(study.pk), action_flag=2)
-    assert entry.user == researcher and entry.action_time is not None
+    assert entry.user == researcher
+    assert entry.action_time is not None
     message = entry.get_change_message()
-    assert "Completion code ('' → 'NEWCODE')" in message and "Description ('' → 'Now with a description.')" in message
+    assert "Completion code ('' → 'NEWCODE')" in message
+    assert "Description ('' → 'Now with a description.')" in message
 
 
 @pytest.mark.django_db
@@ -101,7 +105,7 @@ def test_importing_a_live_studys_slug_is_refused_and_says_why(study):
     go_live(study=study)
     data = export_study(study)
     data["vignettes"][0]["text"] = "Changed under the judges."
-    with pytest.raises(StudyFileError, match="frozen.*Only a draft study can be re-imported"):
+    with pytest.raises(StudyFileError, match=r"frozen.*Only a draft study can be re-imported"):
         import_study(data)
     assert study.vignettes.get(key="v1").text == "Vignette 1 text."
 
@@ -126,8 +130,10 @@ def test_copy_as_a_new_draft_takes_everything_and_is_editable(client, researcher
     )
     assert "copied as the draft" in response.content.decode()
     copy = Study.objects.get(slug="s1-copy")
-    assert copy.status == Study.Status.DRAFT and copy.name == "Study s1 (copy)"
-    assert copy.repetitions == study.repetitions and copy.reference_system.key == "alpha"
+    assert copy.status == Study.Status.DRAFT
+    assert copy.name == "Study s1 (copy)"
+    assert copy.repetitions == study.repetitions
+    assert copy.reference_system.key == "alpha"
     assert copy.reference_system.study == copy
     assert list(copy.questions.values_list("key", "text")) == list(study.questions.values_list("key", "text"))
     assert list(copy.vignettes.values_list("key", "text")) == list(study.vignettes.values_list("key", "text"))
@@ -138,5 +144,6 @@ def test_copy_as_a_new_draft_takes_everything_and_is_editable(client, researcher
     go_live(study=copy)  # the copy is complete: it can go live as it is
     assert copy_as_draft(study=study).slug == "s1-copy-2"
     # The copy is a draft: its page is editable again.
-    url, data = _study_form(client, Study.objects.get(slug="s1-copy-2"))
-    assert "repetitions" in data and "vignettes-0-text" in data
+    _url, data = _study_form(client, Study.objects.get(slug="s1-copy-2"))
+    assert "repetitions" in data
+    assert "vignettes-0-text" in data

@@ -42,9 +42,8 @@ def test_postgresql_refuses_at_commit_an_answer_whose_weights_do_not_sum_to_100(
     assert connection.vendor == "postgresql"
     make_study(slug="pg")
     answer = Answer.objects.first()
-    with pytest.raises(IntegrityError, match="sum to 90, not 100"):
-        with transaction.atomic():
-            Feature.objects.filter(answer=answer, position=1).update(weight=50)
+    with pytest.raises(IntegrityError, match="sum to 90, not 100"), transaction.atomic():
+        Feature.objects.filter(answer=answer, position=1).update(weight=50)
     # The deferred check lets a transaction move weight between features, as long as it ends at 100.
     with transaction.atomic():
         Feature.objects.filter(answer=answer, position=1).update(weight=70)

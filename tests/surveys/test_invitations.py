@@ -26,23 +26,25 @@ def _consent(client, study):
 
 @pytest.mark.django_db
 def test_a_second_browser_is_refused_and_writes_nothing_while_the_first_keeps_working():
-    study, invitation, url = _invited()
+    study, _invitation, url = _invited()
     first, second = Client(), Client()
     assert first.get(url).status_code == 302
     _consent(first, study)
     response = second.get(url)
-    assert response.status_code == 403 and IN_USE in response.content.decode()
+    assert response.status_code == 403
+    assert IN_USE in response.content.decode()
     # The second browser has no way onto the pages either.
     assert second.post(page(study, 1), answer_post()).status_code == 403
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
     assert first.get(url).url == page(study, 1)
     assert first.post(page(study, 1), answer_post()).url == page(study, 2)
-    assert Respondent.objects.count() == 1 and Answer.objects.filter(origin=Answer.Origin.RESPONDENT).count() == 1
+    assert Respondent.objects.count() == 1
+    assert Answer.objects.filter(origin=Answer.Origin.RESPONDENT).count() == 1
 
 
 @pytest.mark.django_db
 def test_a_forged_or_copied_unsigned_cookie_does_not_pass():
-    study, invitation, url = _invited()
+    _study, invitation, url = _invited()
     first = Client()
     first.get(url)
     invitation.refresh_from_db()
@@ -60,9 +62,8 @@ def test_a_revoked_invitation_stops_also_the_browser_that_opened_it(client):
     _consent(client, study)
     revoke_invitation(invitation=invitation)
     for response in (client.get(url), client.get(page(study, 1)), client.post(page(study, 1), answer_post())):
-        assert (
-            response.status_code == 403 and "withdrawn; ask the researcher for a new link" in response.content.decode()
-        )
+        assert response.status_code == 403
+        assert "withdrawn; ask the researcher for a new link" in response.content.decode()
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
 
 
@@ -81,23 +82,26 @@ def test_a_reissued_link_resumes_the_experts_pages_in_a_new_browser_and_the_old_
     fresh = Invitation.objects.exclude(pk=invitation.pk).get()
     new_url = reverse("surveys:answering-invitation", args=[study.slug, fresh.token])
     assert new_url in response.content.decode()
-    assert fresh.label == "Prof. X" and fresh.created_by == researcher
+    assert fresh.label == "Prof. X"
+    assert fresh.created_by == researcher
     assert old_browser.get(page(study, 2)).status_code == 403
     assert old_browser.get(url).status_code == 403
     new_browser = Client()
     assert new_browser.get(new_url).url == page(study, 2)  # the same respondent, on their next page
     assert new_browser.post(page(study, 2), answer_post()).url.endswith("/done/")
     respondent = Respondent.objects.get()
-    assert respondent.invitation == fresh and respondent.status == Respondent.Status.COMPLETED
+    assert respondent.invitation == fresh
+    assert respondent.status == Respondent.Status.COMPLETED
 
 
 @pytest.mark.django_db
 def test_an_invitation_expires_after_the_setting(settings):
     settings.INVITATION_MAX_AGE_DAYS = 14
-    study, invitation, url = _invited()
+    _study, invitation, url = _invited()
     Invitation.objects.filter(pk=invitation.pk).update(created_at=timezone.now() - timedelta(days=15))
     response = Client().get(url)
-    assert response.status_code == 403 and "expired; ask the researcher for a new link" in response.content.decode()
+    assert response.status_code == 403
+    assert "expired; ask the researcher for a new link" in response.content.decode()
     assert not Respondent.objects.exists()
     settings.INVITATION_MAX_AGE_DAYS = 0  # never
     assert Client().get(url).status_code == 302
@@ -108,11 +112,13 @@ def test_the_invitation_list_says_which_are_revoked_expired_or_in_use(client, re
     from surveys.services.invitations import revoke_invitation
 
     settings.INVITATION_MAX_AGE_DAYS = 30
-    study, invitation, url = _invited()
+    study, _invitation, url = _invited()
     Client().get(url)
     revoked = create_invitation(study=study, system=study.systems.get(key="phil"), label="Gone")
     revoke_invitation(invitation=revoked)
     old = create_invitation(study=study, system=study.systems.get(key="phil"), label="Old")
     Invitation.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=31))
     html = client.get(reverse("admin:surveys_invitation_changelist")).content.decode()
-    assert "(bound to that browser)" in html and "Revoked " in html and "Expired " in html
+    assert "(bound to that browser)" in html
+    assert "Revoked " in html
+    assert "Expired " in html

@@ -21,12 +21,14 @@ def test_the_participant_page_shows_flags_share_and_every_judgment():
     page = researcher.get(f"/admin/surveys/participant/{participant.pk}/change/")
     html = page.content.decode()
     assert page.status_code == 200
-    assert "straight-lining" in html and "too-fast" in html
+    assert "straight-lining" in html
+    assert "too-fast" in html
     assert "under the study&#x27;s minimum of 1000 s" in html
     assert html.count("<tr><td>") == 10  # two pages x five questions
     assert "First (A)" in html
     listing = researcher.get("/admin/surveys/participant/").content.decode()
-    assert "1.0" in listing and "Completed" in listing
+    assert "1.0" in listing
+    assert "Completed" in listing
     minutes = f"{participant.seconds_total / 60:.1f}"
     assert f'<td class="field-minutes_judging">{minutes}</td>' in listing  # not 3.139088 seconds
 
@@ -48,11 +50,13 @@ def test_excluding_in_the_admin_reopens_the_judges_places_and_nothing_is_typed_i
     through_demographics(client, study)
     post(client, judge_all(client, study), {"choice": "2"})
     participant = Participant.objects.get()
-    assert participant.status == Participant.Status.COMPLETED and not participant.exclusion
+    assert participant.status == Participant.Status.COMPLETED
+    assert not participant.exclusion
     filled = sum(study.cells.values_list("completed", flat=True))
 
     page = admin_client.get(f"/admin/surveys/participant/{participant.pk}/change/").content.decode()
-    assert 'name="status"' not in page and 'name="exclusion"' not in page
+    assert 'name="status"' not in page
+    assert 'name="exclusion"' not in page
     response = admin_client.post(
         "/admin/surveys/participant/",
         {"action": "exclude_by_researcher", "_selected_action": [participant.pk]},

@@ -285,7 +285,8 @@ def test_no_consent_to_anonymised_use_finishes_but_is_excluded_and_reopens_the_c
     assert participant.exclusion == Participant.Exclusion.NO_ANONYMISED_CONSENT
     assert not participant.is_valid
     assert sum(c.completed for c in Cell.objects.filter(study=study)) == 0
-    assert Judgment.objects.count() == 10 and Judgment.objects.valid().count() == 0
+    assert Judgment.objects.count() == 10
+    assert Judgment.objects.valid().count() == 0
 
 
 @pytest.mark.django_db
@@ -381,10 +382,12 @@ def test_a_staff_preview_goes_through_without_touching_cells_or_analysis():
         response = post(client, response.url, picks(study))
     response = post(client, response.url, {"choice": "2"})
     page = client.get(response.url)
-    assert b"Preview" in page.content and b'http-equiv="refresh"' not in page.content
+    assert b"Preview" in page.content
+    assert b'http-equiv="refresh"' not in page.content
     assert Participant.objects.get().is_preview
     assert all(c.completed == 0 and c.reserved == 0 for c in Cell.objects.filter(study=study))
-    assert Judgment.objects.count() == 10 and Judgment.objects.valid().count() == 0
+    assert Judgment.objects.count() == 10
+    assert Judgment.objects.valid().count() == 0
 
 
 @pytest.mark.django_db

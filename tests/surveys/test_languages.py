@@ -48,7 +48,8 @@ def text(response) -> str:
 def test_a_study_file_carries_the_language_and_every_translation_through_import_and_export():
     data = german_demo()
     study = import_study(data)
-    assert study.language == "de" and study.translations["de"]["name"] == "Alltägliche Dilemmata"
+    assert study.language == "de"
+    assert study.translations["de"]["name"] == "Alltägliche Dilemmata"
     assert Question.objects.get(study=study, key=data["questions"][0]["key"]).translations == {
         "de": {"text": "Welche Antwort ist insgesamt besser?"}
     }
@@ -63,7 +64,7 @@ def test_a_study_file_carries_the_language_and_every_translation_through_import_
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "change, error",
+    ("change", "error"),
     [
         (
             lambda d: d.update(language="german"),
@@ -104,7 +105,8 @@ def test_a_german_study_shows_its_consent_page_in_german_with_its_german_texts(c
     response = client.get(LINK.format(study.slug), follow=True)
     page = text(response)
     assert '<html lang="de" dir="ltr">' in page
-    assert "<h1>Alltägliche Dilemmata</h1>" in page and "Eine kurze Studie über Alltag." in page
+    assert "<h1>Alltägliche Dilemmata</h1>" in page
+    assert "Eine kurze Studie über Alltag." in page
     assert "Sind Sie einverstanden, an dieser Studie teilzunehmen?" in page
     assert "Das dauert etwa" in page
     assert response.headers["Content-Language"] == "de"
@@ -119,7 +121,8 @@ def test_an_english_study_after_a_german_one_is_english_again(client):
     english = go_live(study=make_study(slug="en1", minimum_seconds=0))
     client.get(LINK.format("de1"), follow=True)
     page = text(client.get(LINK.format(english.slug).replace("SESSION_ID=70", "SESSION_ID=71"), follow=True))
-    assert "Do you agree to take part in this study?" in page and "Sind Sie" not in page
+    assert "Do you agree to take part in this study?" in page
+    assert "Sind Sie" not in page
 
 
 @pytest.mark.django_db

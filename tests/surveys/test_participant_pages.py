@@ -159,7 +159,9 @@ def test_a_new_arrival_at_a_full_study_is_turned_away_at_once_with_the_screened_
     response = Client().get(link(study), follow=True)
 
     assert response.redirect_chain[-1][0] == f"/s/{study.slug}/done/"
-    assert "the study is full" in text(response) and "cc=FULL999" in text(response)
+    assert "the study is full" in text(response)
+    assert "cc=FULL999" in text(response)
     participant = Participant.objects.get()
-    assert participant.status == Participant.Status.SCREENED_OUT and participant.consented_at is None
+    assert participant.status == Participant.Status.SCREENED_OUT
+    assert participant.consented_at is None
     assert participant.finished_at is not None

@@ -16,7 +16,8 @@ def test_it_lists_every_submission_across_pages(prolific):
     submissions = client.list_submissions("st1")
 
     assert [s.id for s in submissions] == [f"sub{n}" for n in range(5)]
-    assert submissions[0].participant_id == "pid0" and submissions[0].status == "AWAITING REVIEW"
+    assert submissions[0].participant_id == "pid0"
+    assert submissions[0].status == "AWAITING REVIEW"
     assert len(prolific.calls_to("/studies/st1/submissions/", "GET")) == 3  # page size 2
 
 
@@ -28,7 +29,7 @@ def test_it_sends_the_token_header(prolific):
 
 def test_a_wrong_token_is_a_permanent_error_that_names_the_variable(prolific, settings):
     settings.PROLIFIC_API_TOKEN = "wrong"
-    with pytest.raises(client.Permanent, match="401.*PROLIFIC_API_TOKEN"):
+    with pytest.raises(client.Permanent, match=r"401.*PROLIFIC_API_TOKEN"):
         client.list_submissions("st1")
 
 
@@ -108,7 +109,7 @@ def test_repeated_server_errors_end_in_a_retryable_error(prolific):
 
 def test_a_4xx_is_permanent_and_not_retried(prolific):
     prolific.add_submission("s1", participant_id="p1", study_id="st1", status="RETURNED")
-    with pytest.raises(client.Permanent, match="400.*RETURNED"):
+    with pytest.raises(client.Permanent, match=r"400.*RETURNED"):
         client.approve_submission("s1")
     assert len(prolific.calls) == 1
 

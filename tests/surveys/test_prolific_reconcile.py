@@ -28,7 +28,7 @@ def reserved(study):
 
 
 def test_a_missed_returned_webhook_is_caught_by_the_reconcile_task(live, prolific):
-    study, people = live
+    study, _people = live
     prolific.add_submission("sub0", participant_id="pid0", study_id="st1", status="RETURNED")
     prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="ACTIVE")
     prolific.add_submission("sub2", participant_id="pid2", study_id="st1", status="TIMED-OUT")
@@ -87,7 +87,7 @@ def test_the_beat_schedule_names_the_reconcile_task_every_ten_minutes(settings):
 
 
 def test_an_older_submission_of_the_same_person_does_not_touch_the_current_one(live, prolific):
-    study, people = live
+    study, _people = live
     prolific.add_submission("old-sub", participant_id="pid0", study_id="st1", status="RETURNED")
 
     result = reconcile_study(study=study)

@@ -66,7 +66,8 @@ def test_one_failed_attention_check_is_not_rejected_in_a_20_minute_study(study, 
 
     report = review_submissions(study=study)
 
-    assert report.rejected == 0 and report.returns_requested == 1
+    assert report.rejected == 0
+    assert report.returns_requested == 1
     assert prolific.calls_to("/transition/") == []
     assert prolific.submissions["sub-attn"]["return_reasons"] == ["Did not pass the attention check"]
     assert review_status("attn") == "return-requested"
@@ -155,7 +156,8 @@ def test_submissions_not_awaiting_review_on_prolific_are_left_alone(study, proli
     assert prolific.calls_to("/submissions/") == []
     assert review_status("still-active") == ""
     returned = Participant.objects.get(prolific_pid="pid-returned")
-    assert returned.prolific_status == "RETURNED" and returned.status == S.RETURNED
+    assert returned.prolific_status == "RETURNED"
+    assert returned.status == S.RETURNED
 
 
 def test_a_prolific_failure_leaves_the_submission_for_the_next_review(study, prolific):
@@ -167,7 +169,8 @@ def test_a_prolific_failure_leaves_the_submission_for_the_next_review(study, pro
 
     report = review_submissions(study=study)
 
-    assert report.failed == 1 and report.approved == 0
+    assert report.failed == 1
+    assert report.approved == 0
     assert review_status("later") == ""
     assert any("failed" in m for m in report.messages)
     again = review_submissions(study=study)
@@ -187,7 +190,8 @@ def test_a_study_without_a_prolific_id_is_not_reviewed(study, prolific):
 def test_preview_participants_are_never_sent_to_prolific(study, prolific):
     Participant.objects.create(study=study, prolific_pid="preview", session_id="", status=S.COMPLETED, is_preview=True)
     report = review_submissions(study=study)
-    assert report.calls == 0 and prolific.calls == []
+    assert report.calls == 0
+    assert prolific.calls == []
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ def held(study) -> int:
 
 
 def test_reconcile_excludes_participants_prolific_has_no_submission_for(live, prolific):
-    study, people = live
+    study, _people = live
     prolific.add_submission("sub0", participant_id="pid0", study_id="st1", status="ACTIVE")
     prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="AWAITING REVIEW")
     assert held(study) == 6
@@ -49,7 +49,9 @@ def test_reconcile_excludes_participants_prolific_has_no_submission_for(live, pr
 
     invented = Participant.objects.get(prolific_pid="pid9")
     assert (invented.status, invented.exclusion) == ("unverified", "no-prolific-submission")
-    assert held(study) == 4 and result.unverified == 1 and result.released == 2
+    assert held(study) == 4
+    assert result.unverified == 1
+    assert result.released == 2
     assert Participant.objects.get(prolific_pid="pid0").exclusion == ""
     counts = verification_counts(study)
     assert (counts.verified, counts.awaiting, counts.unverified) == (2, 0, 1)
@@ -104,13 +106,14 @@ def api(settings):
 
 
 def test_a_webhook_naming_another_participant_is_refused_logged_and_changes_nothing(live, api, caplog):
-    study, people = live
+    study, _people = live
     response = signed_post(api, status_change("sub0", "RETURNED", participant_id="pid1"))
 
     assert response.status_code == 400
     participant = Participant.objects.get(prolific_pid="pid0")
     assert (participant.status, participant.prolific_status) == ("started", "")
-    assert held(study) == 6 and ProlificEvent.objects.count() == 0
+    assert held(study) == 6
+    assert ProlificEvent.objects.count() == 0
     assert "names participant pid1, but pid0 entered with it" in caplog.text
     assert signed_post(api, status_change("sub0", "RETURNED", participant_id="pid0")).json()["detail"] == "released"
 

@@ -94,7 +94,7 @@ def test_awaiting_review_is_recorded_without_touching_cells(api, judging):
 
 
 def test_a_repeated_event_is_ignored(api, judging):
-    study, participant = judging
+    study, _participant = judging
     payload = status_change("sub1", "RETURNED") | {"event_id": "evt-1"}
     assert signed_post(api, payload).json()["detail"] == "released"
     # Someone else takes the freed places; a redelivered event must not free anything again.
@@ -115,7 +115,7 @@ def test_an_event_without_an_id_is_recognised_by_its_content(api, judging):
 
 
 def test_a_wrong_signature_is_refused_with_401_and_changes_nothing(api, judging):
-    study, participant = judging
+    study, _participant = judging
     response = signed_post(api, status_change("sub1", "RETURNED"), secret="not-the-secret")
     assert response.status_code == 401
     assert "signature" in response.json()["detail"]

@@ -134,14 +134,16 @@ def test_a_submitted_answer_is_an_answer_of_the_respondents_system_with_the_next
         action="Tell",
     )
     task.refresh_from_db()
-    assert task.answer.system == lay and task.answer.origin == Answer.Origin.RESPONDENT
+    assert task.answer.system == lay
+    assert task.answer.origin == Answer.Origin.RESPONDENT
     assert task.answer.sample == 2
     assert [(f.feature, f.weight, f.reason) for f in task.answer.features.all()] == [
         ("honesty", 70, "trust"),
         ("harm", 30, ""),
     ]
     respondent.refresh_from_db()
-    assert respondent.status == Respondent.Status.COMPLETED and respondent.finished_at is not None
+    assert respondent.status == Respondent.Status.COMPLETED
+    assert respondent.finished_at is not None
 
 
 @pytest.mark.django_db
@@ -207,14 +209,16 @@ def test_without_answer_writing_codes_a_writer_is_not_given_the_judging_code(cli
     client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
     client.post(page(study, 1), answer_post())
     response = client.get(reverse("surveys:answering-done", args=[study.slug]))
-    assert response.status_code == 200 and "JUDGED" not in response.content.decode()
+    assert response.status_code == 200
+    assert "JUDGED" not in response.content.decode()
 
 
 @pytest.mark.django_db
 def test_the_way_through_ends_at_prolific_with_answer_writings_own_completion_code(client):
     study = answering_study(m=2, completion_code="JUDGED", answering_completion_code="C1A2B3")
     response = client.get(entry(study))
-    assert response.status_code == 302 and response.url == reverse("surveys:answering-consent", args=[study.slug])
+    assert response.status_code == 302
+    assert response.url == reverse("surveys:answering-consent", args=[study.slug])
     response = client.post(response.url, {"agree": "yes"})
     assert response.url == page(study, 1)
     assert client.get(page(study, 1)).status_code == 200
@@ -248,9 +252,11 @@ def test_a_weight_without_a_feature_and_an_empty_page_are_rejected(client):
     study = answering_study(m=1)
     consented(client, study)
     response = client.post(page(study, 1), answer_post(feature_2="", reason_2=""))
-    assert response.status_code == 400 and "Please name the feature" in response.content.decode()
+    assert response.status_code == 400
+    assert "Please name the feature" in response.content.decode()
     response = client.post(page(study, 1), {"action": "act"})
-    assert response.status_code == 400 and "at least one feature" in response.content.decode()
+    assert response.status_code == 400
+    assert "at least one feature" in response.content.decode()
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
 
 
@@ -295,7 +301,7 @@ def test_a_browser_without_a_session_or_a_link_gets_a_clear_page(client):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "query, problem",
+    ("query", "problem"),
     [
         ("", "PROLIFIC_PID is missing"),
         (f"PROLIFIC_PID=abc&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}", "PROLIFIC_PID is not a Prolific id"),
@@ -343,10 +349,13 @@ def test_an_invitation_admits_an_expert_who_writes_as_the_expert_system(client):
     assert Client().get(url).status_code == 403
     done = client.post(page(study, 1), answer_post())
     response = client.get(done.url)
-    assert response.status_code == 200 and "Thank you for your answers" in response.content.decode()
+    assert response.status_code == 200
+    assert "Thank you for your answers" in response.content.decode()
     assert "prolific.com" not in response.content.decode()
     respondent = Respondent.objects.get()
-    assert respondent.system == phil and respondent.invitation == invitation and respondent.prolific_pid == ""
+    assert respondent.system == phil
+    assert respondent.invitation == invitation
+    assert respondent.prolific_pid == ""
     assert Answer.objects.get(origin=Answer.Origin.RESPONDENT).system == phil
 
 
@@ -377,7 +386,8 @@ def test_the_consent_page_needs_a_choice(client):
     study = answering_study()
     client.get(entry(study))
     response = client.post(reverse("surveys:answering-consent", args=[study.slug]), {})
-    assert response.status_code == 400 and "Please choose whether you agree" in response.content.decode()
+    assert response.status_code == 400
+    assert "Please choose whether you agree" in response.content.decode()
 
 
 @pytest.mark.django_db
@@ -386,12 +396,14 @@ def test_markup_in_vignettes_and_in_respondents_answers_is_escaped(client):
     study.vignettes.update(text="<img src=x onerror=alert(1)> story")
     consented(client, study)
     html = client.get(page(study, 1)).content.decode()
-    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<img src=x" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
     client.post(page(study, 1), answer_post(feature_1="<script>alert(1)</script>", action="<b>bold</b>"))
     staff = get_user_model().objects.create_superuser("r", "r@example.org", "pw-long-enough")
     client.force_login(staff)
     html = client.get(reverse("admin:surveys_study_answers", args=[study.pk])).content.decode()
-    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<b>bold</b>" not in html
     assert "Written in the answer survey" in html
 
@@ -406,7 +418,9 @@ def test_a_respondents_answer_can_be_selected_in_the_side_by_side_view(client):
     client.force_login(staff)
     client.post(reverse("admin:surveys_study_select_answer", args=[study.pk, answer.pk]))
     answer.refresh_from_db()
-    assert answer.selected and answer.selected_by == staff and answer.selected_at is not None
+    assert answer.selected
+    assert answer.selected_by == staff
+    assert answer.selected_at is not None
 
 
 # Admin
@@ -423,7 +437,8 @@ def test_the_invitation_admin_creates_a_token_and_shows_the_full_link(client):
     )
     assert response.status_code == 302
     invitation = Invitation.objects.get()
-    assert invitation.created_by == staff and len(invitation.token) >= 32
+    assert invitation.created_by == staff
+    assert len(invitation.token) >= 32
     html = client.get(reverse("admin:surveys_invitation_changelist")).content.decode()
     assert f"http://testserver/r/{study.slug}/invite/{invitation.token}/" in html
     assert "<i>Y</i>" not in html
@@ -435,7 +450,8 @@ def test_the_invitation_admin_names_each_expert_systems_study(admin_client):
     other = make_study(slug="other", systems=("gpt",), reference="gpt")
     System.objects.create(study=other, key="phil", label="Philosophers", kind="expert", position=1)
     html = admin_client.get(reverse("admin:surveys_invitation_add")).content.decode()
-    assert f"Philosophers ({study.slug})" in html and "Philosophers (other)" in html
+    assert f"Philosophers ({study.slug})" in html
+    assert "Philosophers (other)" in html
 
 
 @pytest.mark.django_db
@@ -458,7 +474,8 @@ def test_the_respondent_admin_shows_status_pages_and_answers(client):
     staff = get_user_model().objects.create_superuser("r", "r@example.org", "pw-long-enough")
     client.force_login(staff)
     html = client.get(reverse("admin:surveys_respondent_changelist")).content.decode()
-    assert PID in html and "Writing" in html
+    assert PID in html
+    assert "Writing" in html
     respondent = Respondent.objects.get()
     html = client.get(reverse("admin:surveys_respondent_change", args=[respondent.pk])).content.decode()
     assert "Tell the truth, kindly." in html or "lay on" in html
@@ -468,7 +485,8 @@ def test_the_respondent_admin_shows_status_pages_and_answers(client):
 def test_researcher_pages_need_a_staff_login(client):
     for name in ["admin:surveys_invitation_changelist", "admin:surveys_respondent_changelist"]:
         response = client.get(reverse(name))
-        assert response.status_code == 302 and "/admin/login/" in response.url
+        assert response.status_code == 302
+        assert "/admin/login/" in response.url
 
 
 @pytest.mark.django_db
@@ -513,8 +531,10 @@ def test_a_weight_that_is_not_a_whole_number_is_named_as_such(client):
     consented(client, study)
     response = client.post(page(study, 1), answer_post(weight_2="forty"))
     html = response.content.decode()
-    assert response.status_code == 400 and "Enter a whole number." in html
-    assert 'value="forty"' in html and "Honesty" in html
+    assert response.status_code == 400
+    assert "Enter a whole number." in html
+    assert 'value="forty"' in html
+    assert "Honesty" in html
     response = client.post(page(study, 1), answer_post(weight_2="140", weight_1="-40"))
     assert response.status_code == 400
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
@@ -533,7 +553,8 @@ def test_a_study_with_respondents_can_still_be_deleted_and_a_used_invitation_can
     with pytest.raises(RestrictedError):
         invitation.delete()
     study.delete()
-    assert not Respondent.objects.exists() and not RespondentTask.objects.exists()
+    assert not Respondent.objects.exists()
+    assert not RespondentTask.objects.exists()
 
 
 @pytest.mark.django_db
@@ -541,7 +562,8 @@ def test_a_study_that_asks_for_no_answers_gives_a_clear_page_and_consent_can_be_
     study = answering_study(m=0)
     client.get(entry(study))
     response = client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
-    assert response.status_code == 409 and "answers per respondent" in response.content.decode()
+    assert response.status_code == 409
+    assert "answers per respondent" in response.content.decode()
     assert Respondent.objects.get().status == Respondent.Status.STARTED
     Study.objects.filter(pk=study.pk).update(answers_per_respondent=2)
     response = client.post(reverse("surveys:answering-consent", args=[study.slug]), {"agree": "yes"})
@@ -578,9 +600,11 @@ def test_a_researcher_previews_the_writing_page_and_nothing_is_stored(client):
     client.force_login(staff)
     assert "Researcher preview" in client.get(url).content.decode()
     response = client.post(url, answer_post(weight_2="10"))
-    assert response.status_code == 400 and "Weights: 70 / 100" in response.content.decode()
+    assert response.status_code == 400
+    assert "Weights: 70 / 100" in response.content.decode()
     response = client.post(url, answer_post())
-    assert response.status_code == 200 and "this answer would be accepted" in response.content.decode()
+    assert response.status_code == 200
+    assert "this answer would be accepted" in response.content.decode()
     assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
     assert not Respondent.objects.exists()
 

@@ -67,7 +67,8 @@ def test_an_ability_for_one_question_applies_there_only_and_the_order_effect_fav
     )
     assert wins_of("claude", "features") > 0.9
     assert 0.3 < wins_of("claude", "weighting") < 0.7  # claude is 0 elsewhere
-    assert wins_of("gpt-4o", "weighting") < 0.1 and wins_of("gpt-4o", "features") < 0.1  # bare: every question
+    assert wins_of("gpt-4o", "weighting") < 0.1
+    assert wins_of("gpt-4o", "features") < 0.1
     among_equals = Judgment.objects.valid().exclude(winner__system__key__in=["gpt-4o", "claude"])
     among_equals = among_equals.exclude(loser__system__key__in=["gpt-4o", "claude"])
     first = among_equals.filter(winner_position=Judgment.Position.FIRST).count() / among_equals.count()
@@ -89,7 +90,8 @@ def test_answer_sd_makes_a_systems_answers_differ_from_vignette_to_vignette(demo
     answers = list(Answer.objects.filter(system__key="claude").select_related("system", "vignette"))
     model = JudgeModel(answer_sd=1.0, seed=3)
     effects = [model.answer_effect("features", answer) for answer in answers]
-    assert len(set(effects)) == len(answers) and effects == [model.answer_effect("features", a) for a in answers]
+    assert len(set(effects)) == len(answers)
+    assert effects == [model.answer_effect("features", a) for a in answers]
     assert JudgeModel(answer_sd=0.0).answer_effect("features", answers[0]) == 0.0
     call_command(
         "simulate_judges", "demo", "--judges", "60", "--answer-sd", "3", "--order-effect", "0", stdout=io.StringIO()

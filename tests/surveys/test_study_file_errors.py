@@ -72,7 +72,7 @@ CASES = [
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("break_it, message", CASES, ids=[message.split(":")[0] for _, message in CASES])
+@pytest.mark.parametrize(("break_it", "message"), CASES, ids=[message.split(":")[0] for _, message in CASES])
 def test_each_bad_value_is_named_by_its_place_and_nothing_is_written(break_it, message):
     data = demo_data()
     break_it(data)
@@ -83,7 +83,7 @@ def test_each_bad_value_is_named_by_its_place_and_nothing_is_written(break_it, m
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "text, message",
+    ("text", "message"),
     [
         ("[" * 100_000 + "]" * 100_000, "line 1 column 65: nested more than 64 levels deep"),
         ('{"a":' * 100_000 + "1" + "}" * 100_000, "line 1 column 321: nested more than 64 levels deep"),
@@ -208,7 +208,7 @@ MUTATIONS = _mutations(80)
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("what, text", MUTATIONS, ids=[what for what, _ in MUTATIONS])
+@pytest.mark.parametrize(("what", "text"), MUTATIONS, ids=[what for what, _ in MUTATIONS])
 def test_a_mutated_demo_file_imports_cleanly_or_names_each_problem_and_writes_nothing(what, text):
     errors = import_text(text)  # any exception but StudyFileError fails the test
     if errors:

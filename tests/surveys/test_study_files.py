@@ -39,7 +39,9 @@ def export_json(slug: str) -> dict:
 def test_a_complete_live_file_imports_as_a_study_ready_for_judges():
     study = import_study(demo_data())
     assert study.status == Study.Status.LIVE
-    assert study.vignettes.count() == 4 and study.systems.count() == 4 and study.questions.count() == 5
+    assert study.vignettes.count() == 4
+    assert study.systems.count() == 4
+    assert study.questions.count() == 5
     # 6 system pairs on each of 4 vignettes, each wanting the design's repetitions.
     assert Cell.objects.filter(study=study).count() == 24
     assert set(Cell.objects.values_list("target", flat=True)) == {4}
@@ -64,7 +66,9 @@ def test_a_file_with_weights_that_do_not_add_up_names_the_answers_features_and_w
     with pytest.raises(StudyFileError) as caught:
         import_study(data)
     assert caught.value.errors == ["answers[3].features: weights sum to 90, not 100"]
-    assert Study.objects.count() == 0 and Answer.objects.count() == 0 and Feature.objects.count() == 0
+    assert Study.objects.count() == 0
+    assert Answer.objects.count() == 0
+    assert Feature.objects.count() == 0
 
 
 @pytest.mark.django_db
@@ -83,7 +87,7 @@ def test_a_zero_weight_in_a_file_is_refused_at_that_feature():
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "break_it, message",
+    ("break_it", "message"),
     [
         (lambda d: d["answers"][0].update(system="nobody"), "answers[0].system: unknown system 'nobody'"),
         (lambda d: d["systems"][1].update(key=d["systems"][0]["key"]), "systems[1].key: duplicate key 'gpt-4o'"),
@@ -180,7 +184,8 @@ def test_reimporting_a_draft_keeps_the_origin_and_raw_reply_of_answers_it_update
     Answer.objects.filter(pk=collected.pk).update(origin=Answer.Origin.LLM, raw_text='{"features": []}')
     import_study(export_study(study))
     collected.refresh_from_db()
-    assert collected.origin == Answer.Origin.LLM and collected.raw_text == '{"features": []}'
+    assert collected.origin == Answer.Origin.LLM
+    assert collected.raw_text == '{"features": []}'
     assert collected.action == data["answers"][0]["action"]
 
 
@@ -210,13 +215,18 @@ def test_a_studys_prolific_codes_policy_attention_wording_and_prompts_survive_ex
     exported = export_study(study)
     copy_of = import_study(dict(exported, slug="demo-copy"))
     assert copy_of.description == SETTINGS["description"]
-    assert copy_of.prolific_study_id == "65f0c0ffee" and copy_of.completion_code == "C1DONE"
-    assert copy_of.failed_attention_code == "C1ATTN" and copy_of.no_consent_code == "C1NOCONSENT"
-    assert copy_of.screened_out_code == "C1FULL" and copy_of.estimated_minutes == 12
+    assert copy_of.prolific_study_id == "65f0c0ffee"
+    assert copy_of.completion_code == "C1DONE"
+    assert copy_of.failed_attention_code == "C1ATTN"
+    assert copy_of.no_consent_code == "C1NOCONSENT"
+    assert copy_of.screened_out_code == "C1FULL"
+    assert copy_of.estimated_minutes == 12
     assert copy_of.invalid_policy == Study.InvalidPolicy.REJECT
     assert copy_of.fast_fraction_of_median == 0.25
-    assert copy_of.attention_prompt == "Pick the second option." and copy_of.attention_options == ["No", "Yes"]
-    assert copy_of.system_prompt == "You are careful." and copy_of.user_prompt == "{character_name}: {vignette}"
+    assert copy_of.attention_prompt == "Pick the second option."
+    assert copy_of.attention_options == ["No", "Yes"]
+    assert copy_of.system_prompt == "You are careful."
+    assert copy_of.user_prompt == "{character_name}: {vignette}"
     assert dict(export_study(copy_of), slug="demo") == exported
 
 
@@ -241,14 +251,17 @@ def test_reimporting_a_draft_leaves_settings_the_file_leaves_out_as_they_are():
     again["prolific"]["invalid_policy"] = "approve"
     import_study(again)
     study.refresh_from_db()
-    assert study.invalid_policy == Study.InvalidPolicy.APPROVE and study.attention_options == []
-    assert study.completion_code == "C1DONE" and study.attention_prompt == "Pick the second option."
-    assert study.description == SETTINGS["description"] and study.system_prompt == "You are careful."
+    assert study.invalid_policy == Study.InvalidPolicy.APPROVE
+    assert study.attention_options == []
+    assert study.completion_code == "C1DONE"
+    assert study.attention_prompt == "Pick the second option."
+    assert study.description == SETTINGS["description"]
+    assert study.system_prompt == "You are careful."
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "break_it, message",
+    ("break_it", "message"),
     [
         (lambda d: d["prolific"].update(invalid_policy="maybe"), "prolific.invalid_policy: 'maybe' is not one of"),
         (lambda d: d["prolific"].update(unknown="x"), "prolific.unknown: unknown setting"),
@@ -280,10 +293,13 @@ def test_the_example_study_file_beside_the_demo_imports_as_a_live_study_and_roun
     example = json.loads(EXAMPLE.read_text(encoding="utf-8"))
     study = import_study(example)
     assert (study.slug, study.status) == ("workplace-pilot", Study.Status.LIVE)
-    assert study.vignettes.count() == 2 and study.systems.count() == 3 and study.questions.count() == 5
+    assert study.vignettes.count() == 2
+    assert study.systems.count() == 3
+    assert study.questions.count() == 5
     assert Cell.objects.filter(study=study).count() == 6  # 3 system pairs × 2 vignettes
     exported = export_study(study)
-    assert exported["systems"] == example["systems"] and exported["design"] == example["design"]
+    assert exported["systems"] == example["systems"]
+    assert exported["design"] == example["design"]
     assert len(exported["answers"]) == len(example["answers"]) == 7
 
 
@@ -291,7 +307,8 @@ def test_the_example_study_file_beside_the_demo_imports_as_a_live_study_and_roun
 def test_the_example_in_the_format_documentation_imports():
     block = DOCS.read_text(encoding="utf-8").split("```json\n", 1)[1].split("```", 1)[0]
     study = import_study(parse_study_file(block))
-    assert study.slug == "library-pilot" and study.answers_per_respondent == 1
+    assert study.slug == "library-pilot"
+    assert study.answers_per_respondent == 1
     assert [a.features.count() for a in Answer.objects.for_study(study).order_by("system__position")] == [2, 1]
 
 

@@ -71,17 +71,17 @@ def _summary(result: bradley_terry.BTResult) -> dict:
 
 
 def _stars(p: float) -> str:
-    if not p == p:  # nan: the reference or an empty estimate
+    if p != p:  # nan: the reference or an empty estimate
         return ""
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "." if p < 0.1 else ""
 
 
 def _number(value: float, width: int = 9, digits: int = 4) -> str:
-    return f"{'-':>{width}}" if not value == value else f"{value:>{width}.{digits}f}"
+    return f"{'-':>{width}}" if value != value else f"{value:>{width}.{digits}f}"
 
 
 def _p(value: float) -> str:
-    return f"{'-':>9}" if not value == value else f"{value:>9.3g}"
+    return f"{'-':>9}" if value != value else f"{value:>9.3g}"
 
 
 def format_table(result: bradley_terry.BTResult) -> str:

@@ -75,7 +75,7 @@ def _repeated_keys(data: dict, repeated: dict[int, list[str]]) -> list[str]:
     return sorted(
         f"{_place_in_file(loc)}: the key is given more than once (only the last would count)"
         for loc, value in _objects(data)
-        for loc in [loc + (key,) for key in repeated.get(id(value), [])]
+        for loc in [(*loc, key) for key in repeated.get(id(value), [])]
     )
 
 
