@@ -115,20 +115,25 @@ def record_retryable(gen: Generation, token: str, exc: client.Retryable, *, retr
     raise again
 
 
-def record_reply(gen: Generation, token: str, reply: client.Reply, *, retries: int = 0) -> str:
-    """Store what came back, then either an Answer (DONE), another try, or INVALID for the researcher."""
-    conf = collect_settings()
-    call_fields = {
+def reply_fields(reply: client.Reply, *, configured) -> dict:
+    """What a paid call stores whatever it was for: the raw exchange, tokens and cost added up, latency, model."""
+    return {
         "raw_request": reply.request,
         "raw_response": reply.raw,
         "raw_text": reply.text,
         "input_tokens": F("input_tokens") + reply.input_tokens,
         "output_tokens": F("output_tokens") + reply.output_tokens,
-        "cost_estimate": F("cost_estimate") + estimate_cost(gen.system, reply.input_tokens, reply.output_tokens),
+        "cost_estimate": F("cost_estimate") + estimate_cost(configured, reply.input_tokens, reply.output_tokens),
         "latency_ms": round(reply.latency * 1000),
         "model_version": reply.model_version[:200],
         "finish_reason": reply.finish_reason[:64],
     }
+
+
+def record_reply(gen: Generation, token: str, reply: client.Reply, *, retries: int = 0) -> str:
+    """Store what came back, then either an Answer (DONE), another try, or INVALID for the researcher."""
+    conf = collect_settings()
+    call_fields = reply_fields(reply, configured=gen.system)
     try:
         parsed = parse_answer(reply.text)
     except ParseError as exc:

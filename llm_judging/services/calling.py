@@ -13,7 +13,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from llm_collect import client, limits
-from llm_collect.services.config import TryAgain, collect_settings, estimate_cost, target_for
+from llm_collect.services.collecting import reply_fields
+from llm_collect.services.config import TryAgain, collect_settings, target_for
 from llm_collect.services.states import keep_alive, move, take
 
 from ..models import JudgeCall
@@ -104,17 +105,7 @@ def record_retryable(call: JudgeCall, token: str, exc: client.Retryable, *, retr
 def record_reply(call: JudgeCall, token: str, reply: client.Reply, keys: list[str], *, retries: int = 0) -> str:
     """Store the call; then the picks (DONE), another try, or INVALID for the researcher after too many."""
     conf = collect_settings()
-    call_fields = {
-        "raw_request": reply.request,
-        "raw_response": reply.raw,
-        "raw_text": reply.text,
-        "input_tokens": F("input_tokens") + reply.input_tokens,
-        "output_tokens": F("output_tokens") + reply.output_tokens,
-        "cost_estimate": F("cost_estimate") + estimate_cost(call.judge, reply.input_tokens, reply.output_tokens),
-        "latency_ms": round(reply.latency * 1000),
-        "model_version": reply.model_version[:200],
-        "finish_reason": reply.finish_reason[:64],
-    }
+    call_fields = reply_fields(reply, configured=call.judge)
     try:
         parsed = parse_picks(reply.text, keys)
     except ParseError as exc:
