@@ -110,8 +110,8 @@ def test_a_provider_that_keeps_failing_is_given_up_after_the_attempts_cap():
 
 @pytest.mark.django_db
 def test_a_timeout_is_retried():
-    with FakeLLMServer(script=[{"sleep": 2}]) as server:
-        study = make_llm_study(url=server.url, vignettes=1, parameters={"timeout": 0.3})
+    with FakeLLMServer(script=[{"sleep": 4}]) as server:
+        study = make_llm_study(url=server.url, vignettes=1, parameters={"timeout": 1.5})
         _, (gen,) = generations(study)
         with pytest.raises(services.TryAgain, match="Timed out"):
             services.collect(generation_id=gen.pk)
