@@ -67,11 +67,13 @@ def test_an_ability_for_one_question_applies_there_only_and_the_order_effect_fav
         "1.5",
         stdout=io.StringIO(),
     )
-    assert wins_of("claude", "features") > 0.9
+    # expit(±4) shifted by the order effect: about 0.96 on average, far from the 0.5 of no ability; the bounds
+    # leave room for the few dozen judgments a question gets here.
+    assert wins_of("claude", "features") > 0.8
     # Elsewhere claude is 0, as are the humans: against them it wins about half (gpt-4o, at -4, it beats anyway).
     assert 0.3 < wins_of("claude", "weighting", against_all_but="gpt-4o") < 0.7
-    assert wins_of("gpt-4o", "weighting") < 0.1
-    assert wins_of("gpt-4o", "features") < 0.1
+    assert wins_of("gpt-4o", "weighting") < 0.2
+    assert wins_of("gpt-4o", "features") < 0.2
     among_equals = Judgment.objects.valid().exclude(winner__system__key__in=["gpt-4o", "claude"])
     among_equals = among_equals.exclude(loser__system__key__in=["gpt-4o", "claude"])
     first = among_equals.filter(winner_position=Judgment.Position.FIRST).count() / among_equals.count()
