@@ -98,6 +98,15 @@ class Study(models.Model):
         default=60, help_text="A participant's reserved cells are released after this many minutes."
     )
 
+    # Analysis
+    bias_reduced = models.BooleanField(
+        default=False,
+        help_text=(
+            "Fit Firth's bias-reduced Bradley-Terry model (BTm(..., br = TRUE)) for the reported estimates: "
+            "finite estimates when a system never wins or never loses a question. Applies from the next refit."
+        ),
+    )
+
     # Attention check (Prolific's rules: instructed, two options, clearly stated)
     attention_prompt = models.TextField(default=DEFAULT_ATTENTION_PROMPT)
     attention_options = models.JSONField(
