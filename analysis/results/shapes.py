@@ -47,6 +47,7 @@ INTERVAL_KINDS = {
 ALTERNATIVE_FITS = {
     "style_controlled": "Style-controlled",
     "bias_reduced": "Bias-reduced (Firth)",
+    "maximum_likelihood": "Maximum likelihood",  # beside the estimates when the study reports Firth's fit
 }
 
 

@@ -56,12 +56,10 @@ def interval_columns(question: QuestionResult) -> list[tuple[str, str]]:
 
 
 def alternative_columns(question: QuestionResult) -> list[tuple[str, str]]:
-    """(name, heading) of every other fit's estimate column: those known today, then any other stored."""
-    names = dict.fromkeys([*ALTERNATIVE_FITS, *question.alternative_fits])
-    return [
-        (name, question.alternative_fits[name].label if name in question.alternative_fits else ALTERNATIVE_FITS[name])
-        for name in names
-    ]
+    """(name, heading) of every other fit the run stored: in ALTERNATIVE_FITS order, then any other."""
+    names = [name for name in ALTERNATIVE_FITS if name in question.alternative_fits]
+    names += [name for name in question.alternative_fits if name not in ALTERNATIVE_FITS]
+    return [(name, question.alternative_fits[name].label) for name in names]
 
 
 def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[SystemRow]:

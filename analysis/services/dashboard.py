@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..models import AnalysisRun
 from ..results import EffectEstimate, Halo, QuestionResult, RunResults, SystemAtFit, VignetteFit
@@ -14,6 +14,15 @@ class IntervalColumn:
     kind: str
     heading: str
     answers: str  # the question this interval answers, shown under the table
+
+
+@dataclass(frozen=True)
+class EstimateChange:
+    """A system whose reported (bias-reduced) estimate differs from its maximum-likelihood one."""
+
+    label: str
+    plain: float | None  # None: no finite maximum-likelihood estimate (the system never won or never lost)
+    bias_reduced: float | None
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,8 @@ class QuestionSection:
     style_effect: EffectEstimate | None
     style_problems: list[str]
     by_vignette: list[VignetteFit]
+    bias_reduced: bool = False  # the estimates are Firth's (the study's setting)
+    bias_reduced_changes: list[EstimateChange] = field(default_factory=list)
     other: QuestionSection | None = None  # the same question in the study shown beside, if it has it
 
 
@@ -83,4 +94,25 @@ def _section(question: QuestionResult, *, labels: dict[str, str]) -> QuestionSec
         style_effect=(styled_fit.covariate_effects or [None])[0] if styled_fit else None,
         style_problems=(styled.problems if styled else []) + (styled_fit.problems if styled_fit else []),
         by_vignette=question.by_vignette,
+        bias_reduced="maximum_likelihood" in question.alternative_fits,
+        bias_reduced_changes=_bias_reduced_changes(question, labels=labels),
     )
+
+
+# Estimates are shown to three decimals: a smaller change is no change a reader could see.
+VISIBLE_CHANGE = 0.0005
+
+
+def _bias_reduced_changes(question: QuestionResult, *, labels: dict[str, str]) -> list[EstimateChange]:
+    """Where the study's bias-reduced setting changed an estimate from the maximum-likelihood one."""
+    plain = question.alternative_fits.get("maximum_likelihood")
+    if plain is None or plain.fit is None or question.fit is None:
+        return []
+    changes = []
+    for reported, beside in zip(question.fit.items, plain.fit.items, strict=True):
+        unchanged = (reported.estimate is None) == (beside.estimate is None) and (
+            reported.estimate is None or abs(reported.estimate - beside.estimate) < VISIBLE_CHANGE
+        )
+        if not unchanged:
+            changes.append(EstimateChange(labels.get(reported.item, reported.item), beside.estimate, reported.estimate))
+    return changes

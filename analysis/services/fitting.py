@@ -35,6 +35,7 @@ DEFAULT_PARAMETERS = {
     "seed": 20240601,
     "split_halves": 100,
     "style_per_words": 100,  # the style covariate: word-count difference (winner - loser) per 100 words
+    "bias_reduced": False,  # the study's analysis setting: Firth's fit for the reported estimates
 }
 
 
@@ -102,10 +103,12 @@ def fit_question(
             problems=["No valid judgments on this question yet."],
         )
     rng = np.random.default_rng(parameters["seed"])
-    main = _fit(judged, first=judged.first_in_estimates())
+    plain = _fit(judged, first=judged.first_in_estimates())
+    main, alternatives, problems = _reported_fit(judged, plain=plain)
     intervals = {}
     for kind, compute in INTERVALS.items():  # before the split halves: both draw from rng, in this order
-        interval = compute(judged=judged, main=main, rng=rng)
+        # The other intervals resample or sandwich the maximum-likelihood fit (as R's vcovCL and boot do).
+        interval = compute(judged=judged, main=plain, rng=rng)
         if interval is not None:
             intervals[kind] = interval
     ordered = _fit(judged, first=first)
@@ -115,18 +118,34 @@ def fit_question(
         position=position,
         n_judgments=len(winners),
         fit=fit_of(main),
-        problems=list(main.problems),
+        problems=[*problems, *main.problems],
         n_participants=len(np.unique(clusters)),
         holm_p=json_safe(bt.holm(main.p)),
         stars=[stars(p) for p in main.p],
         intervals=intervals,
         order_effect=effect_of(ordered.order_effect),
-        alternative_fits={"style_controlled": _style_controlled(judged), "bias_reduced": _bias_reduced(judged)},
+        alternative_fits={"style_controlled": _style_controlled(judged), **alternatives},
         first_position_rate=json_safe(bt.first_position_rate(first, winners)),
         separation_reliability=json_safe(_guarded(bt.separation_reliability, main)) if main.converged else None,
         split_half_reliability=json_safe(_split_half(judged, rng=rng)),
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
     )
+
+
+def _reported_fit(judged: Judged, *, plain: bt.BTResult) -> tuple[bt.BTResult, dict[str, AlternativeFit], list[str]]:
+    """The fit whose estimates are reported, the other of plain and Firth beside it, and what to say.
+
+    The study's bias-reduced setting reports Firth's fit (finite where a system never wins) and keeps
+    the maximum-likelihood fit beside it, so the dashboard can say which estimates the setting changed.
+    """
+    if not judged.parameters["bias_reduced"]:
+        return plain, {"bias_reduced": _bias_reduced(judged)}, []
+    firth = _firth(judged)
+    if firth is None:
+        problem = "The bias-reduced fit could not be computed: these are the maximum-likelihood estimates."
+        return plain, {}, [problem]
+    beside = AlternativeFit(label=ALTERNATIVE_FITS["maximum_likelihood"], fit=fit_of(plain))
+    return firth, {"maximum_likelihood": beside}, []
 
 
 def _fit(judged: Judged, *, first: np.ndarray | None = None, covariates: np.ndarray | None = None) -> bt.BTResult:
@@ -195,7 +214,14 @@ def _style_controlled(judged: Judged) -> AlternativeFit:
 def _bias_reduced(judged: Judged) -> AlternativeFit:
     """Firth's bias-reduced fit (BTm(..., br = TRUE)): finite for a system that never wins."""
     label = ALTERNATIVE_FITS["bias_reduced"]
-    result = _guarded(
+    result = _firth(judged)
+    if result is None:
+        return AlternativeFit(label=label, fit=None, problems=["The bias-reduced fit could not be computed."])
+    return AlternativeFit(label=label, fit=fit_of(result))
+
+
+def _firth(judged: Judged) -> bt.BTResult | None:
+    return _guarded(
         bt.fit,
         judged.winners,
         judged.losers,
@@ -205,9 +231,6 @@ def _bias_reduced(judged: Judged) -> AlternativeFit:
         item_names=judged.names,
         bias_reduced=True,
     )
-    if result is None:
-        return AlternativeFit(label=label, fit=None, problems=["The bias-reduced fit could not be computed."])
-    return AlternativeFit(label=label, fit=fit_of(result))
 
 
 def _guarded(function, *args, **kwargs):

@@ -49,7 +49,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     A run that cannot be fitted (no reference system, broken data) is stored as FAILED with the
     reason, so the dashboard can say why; the caller gets the run either way.
     """
-    parameters = DEFAULT_PARAMETERS | (parameters or {})
+    parameters = DEFAULT_PARAMETERS | {"bias_reduced": study.bias_reduced} | (parameters or {})
     fail_interrupted_runs(study=study)
     run = AnalysisRun.objects.create(
         study=study,

@@ -104,6 +104,7 @@ class StudyAdmin(admin.ModelAdmin):
                 ]
             },
         ),
+        ("Analysis", {"fields": ["bias_reduced"]}),
         (
             "Quality and Prolific policy",
             {

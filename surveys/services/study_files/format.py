@@ -182,11 +182,17 @@ class InstrumentSettings(FileObject):  # empty: the method's instrument
     user_prompt: Text = None
 
 
+class AnalysisSettings(FileObject):
+    fills = Study
+    bias_reduced: bool | None = Field(None, strict=True)  # Firth's fit for the reported estimates
+
+
 SETTING_BLOCKS = {
     "design": Design,
     "prolific": ProlificSettings,
     "quality": QualitySettings,
     "instrument": InstrumentSettings,
+    "analysis": AnalysisSettings,
 }
 
 
@@ -268,6 +274,7 @@ class StudyFile(FileObject):
     prolific: ProlificSettings = None
     quality: QualitySettings = None
     instrument: InstrumentSettings = None
+    analysis: AnalysisSettings = None
     questions: list[QuestionEntry]
     systems: list[SystemEntry]
     vignettes: list[VignetteEntry]
