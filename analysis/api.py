@@ -15,7 +15,7 @@ from surveys.models import Study
 
 from . import exports
 from .models import AnalysisRun
-from .serializers import AnalysisRunOut, ProgressOut, RefitOut, StudyDetailOut, StudyOut
+from .serializers import AnalysisRunOut, ProgressOut, RefitOut, StudyDetailOut, StudyOut, StudyPageOut
 from .services import RefitOutcome, request_refit, study_progress
 
 
@@ -48,7 +48,8 @@ class StudyPages(PageNumberPagination):
 
 
 @extend_schema(
-    responses=StudyOut(many=True),
+    responses=StudyPageOut,
+    operation_id="api_studies_list",
     parameters=[
         OpenApiParameter("page", OpenApiTypes.INT, description="Page number (from 1)"),
         OpenApiParameter("page_size", OpenApiTypes.INT, description="Studies per page (default 50, at most 500)"),

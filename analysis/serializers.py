@@ -1,11 +1,28 @@
 """Output serializers of the results API (read-only; the API writes nothing but a queued refit)."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from surveys.models import Question, Study, System
 
 from .models import AnalysisRun
 from .results import run_fields
+from .schema import field_schema
+
+
+@extend_schema_field(field_schema("systems"))
+class SystemsAtFitField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(field_schema("results"))
+class QuestionResultsField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(field_schema("halo"))
+class HaloField(serializers.JSONField):
+    pass
 
 
 class SystemOut(serializers.ModelSerializer):
@@ -26,6 +43,15 @@ class StudyOut(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = ["slug", "name", "status", "reference_system", "repetitions", "vignettes_per_participant"]
+
+
+class StudyPageOut(serializers.Serializer):
+    """One page of the study list (DRF's page-number pagination)."""
+
+    count = serializers.IntegerField(help_text="Studies in all pages.")
+    next = serializers.URLField(allow_null=True, help_text="The next page, or null on the last.")
+    previous = serializers.URLField(allow_null=True, help_text="The previous page, or null on the first.")
+    results = StudyOut(many=True)
 
 
 class StudyDetailOut(StudyOut):
@@ -73,14 +99,9 @@ class AnalysisRunOut(serializers.ModelSerializer):
     study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     parameters = serializers.JSONField(help_text="reference, order_effect, bootstrap, seed, split_halves, style.")
     schema_version = serializers.IntegerField(help_text="The shape of systems, results and halo below.")
-    systems = serializers.JSONField(help_text="Systems in item order: key, label, kind.")
-    results = serializers.JSONField(
-        help_text="Per question key (analysis.results.QuestionResult): question, text, position, n_judgments, fit, "
-        "problems, n_participants, holm_p, stars, intervals (by kind: label, answers, level, ci_low, ci_high, se, "
-        "details), order_effect, alternative_fits (by name: label, fit, problems), first_position_rate, "
-        "separation_reliability, split_half_reliability, by_vignette."
-    )
-    halo = serializers.JSONField(help_text="questions, matrix (correlations of estimates), mean_off_diagonal.")
+    systems = SystemsAtFitField(help_text="Systems in item order, as they were at the fit.")
+    results = QuestionResultsField(help_text="Per question key: every fit, interval and diagnostic of the question.")
+    halo = HaloField(help_text="Correlations of the estimates between every two questions.")
 
     class Meta:
         model = AnalysisRun

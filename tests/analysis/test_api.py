@@ -175,3 +175,43 @@ def test_the_schema_endpoint_answers_staff(api):
     response = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
     assert "/api/studies/{slug}/results/" in response.json()["paths"]
+
+
+def _json_schema(node, components):
+    """The OpenAPI 3.0 schema as plain JSON Schema (nullable as a null type, refs inlined), to validate against."""
+    if isinstance(node, list):
+        return [_json_schema(value, components) for value in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _json_schema(components[node["$ref"].rsplit("/", 1)[1]], components)
+    node = {key: _json_schema(value, components) for key, value in node.items()}
+    if node.pop("nullable", False):
+        return {"anyOf": [node, {"type": "null"}]}
+    return node
+
+
+def test_a_real_results_response_and_study_page_validate_against_the_published_schema(api, db):
+    import jsonschema
+
+    study = make_judged_study(participants=20, seed=3)
+    refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = schema["components"]["schemas"]
+
+    def validate(body, path):
+        described = schema["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+        jsonschema.validate(body, _json_schema(described, components))
+
+    results = api.get("/api/studies/judged/results/").json()
+    validate(results, "/api/studies/{slug}/results/")
+    question = components["QuestionResult"]["properties"]
+    assert {"fit", "intervals", "alternative_fits", "holm_p", "by_vignette"} <= set(question)
+    broken = results | {"results": {"features": results["results"]["features"] | {"holm_p": "0.3"}}}
+    with pytest.raises(jsonschema.ValidationError):  # the schema is specific enough to catch a wrong type
+        validate(broken, "/api/studies/{slug}/results/")
+
+    page = api.get("/api/studies/").json()
+    validate(page, "/api/studies/")
+    assert page["count"] == 1
+    assert page["results"][0]["slug"] == "judged"
