@@ -18,7 +18,8 @@ from django.utils.translation import gettext
 
 from ..models import Answer, Invitation, Respondent, RespondentTask, Study, System
 from .answers import FeatureIn, create_answer
-from .errors import InvalidProlificLink, NotOffered, StudyClosed
+from .errors import InvalidProlificLink, NotOffered, SessionInUse, StudyClosed
+from .judging import OTHER_SESSION
 from .prolific_link import parse_prolific_params, prolific_return_url
 
 # An unsubmitted page counts towards its vignette's load for this long after it was handed out, so
@@ -54,7 +55,7 @@ def start_prolific_respondent(
     prolific_pid, prolific_study_id, session_id = params.pid, params.study_id, params.session_id
     existing = Respondent.objects.filter(study=study, prolific_pid=prolific_pid).first()
     if existing:
-        return existing
+        return _same_session(existing, session_id)
     _open_study(study)
     system = lay_system(study)
     try:
@@ -67,7 +68,14 @@ def start_prolific_respondent(
                 session_id=session_id,
             )
     except IntegrityError:  # the same participant arrived twice at once: the first one wins
-        return Respondent.objects.get(study=study, prolific_pid=prolific_pid)
+        return _same_session(Respondent.objects.get(study=study, prolific_pid=prolific_pid), session_id)
+
+
+def _same_session(respondent: Respondent, session_id: str) -> Respondent:
+    """A PROLIFIC_PID is no secret (it is in every link): resuming a writer takes their SESSION_ID too."""
+    if respondent.session_id != session_id:
+        raise SessionInUse(OTHER_SESSION)
+    return respondent
 
 
 @transaction.atomic

@@ -19,7 +19,7 @@ from ..services.answering import (
     start_prolific_respondent,
     submit_answer,
 )
-from ..services.errors import EntryRefused, NotOffered, StudyClosed
+from ..services.errors import EntryRefused, NotOffered, SessionInUse, StudyClosed
 from ..services.invitations import (
     COOKIE_SALT,
     InvitationInUse,
@@ -31,8 +31,15 @@ from ..services.invitations import (
 from .entry_limit import rate_limited_entry, respondent_exists
 
 # The HTTP status of each refusal: a closed study is gone for good, a survey not offered is not found,
-# an invitation held by another browser (or withdrawn) is forbidden here.
-ENTRY_REFUSED_STATUS = {StudyClosed: 410, NotOffered: 404, InvitationInUse: 403, InvitationWithdrawn: 403}
+# an invitation held by another browser (or withdrawn) is forbidden here, and a writer's PROLIFIC_PID
+# in another Prolific session conflicts with the one in progress.
+ENTRY_REFUSED_STATUS = {
+    StudyClosed: 410,
+    NotOffered: 404,
+    InvitationInUse: 403,
+    InvitationWithdrawn: 403,
+    SessionInUse: 409,
+}
 
 SESSION_LOST = gettext_lazy(
     "We could not find your answers in this browser. Please open the study again from its link "

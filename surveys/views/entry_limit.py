@@ -13,8 +13,13 @@ from ..services.errors import EntryRateLimited
 
 
 def respondent_exists(request, slug: str) -> bool:
-    """Whether the link's PROLIFIC_PID already has its respondent in the answer-writing study (a resume)."""
-    return Respondent.objects.filter(study__slug=slug, prolific_pid=request.GET.get("PROLIFIC_PID", "")).exists()
+    """Whether the link's PROLIFIC_PID and SESSION_ID already have their respondent in the answer-writing
+    study (a resume); the same PID in another session is charged like anyone new."""
+    return Respondent.objects.filter(
+        study__slug=slug,
+        prolific_pid=request.GET.get("PROLIFIC_PID", ""),
+        session_id=request.GET.get("SESSION_ID", ""),
+    ).exists()
 
 
 def rate_limited_entry(*, resuming: Callable, template: str):

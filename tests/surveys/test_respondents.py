@@ -626,3 +626,20 @@ def test_pages_being_written_count_for_their_vignette_until_they_are_abandoned()
         assert vignette_loads(system=lay) == {first: 1, other: 0}  # still being written
     with time_machine.travel(dt.datetime(2026, 1, 1, 13, tzinfo=dt.UTC), tick=False):
         assert vignette_loads(system=lay) == {first: 0, other: 0}  # abandoned
+
+
+@pytest.mark.django_db
+def test_a_writers_prolific_id_alone_does_not_resume_their_answers_in_another_session(client):
+    from django.test import Client
+
+    study = answering_study(m=3)
+    consented(client, study)
+    client.post(page(study, 1), answer_post())
+
+    stranger = Client()  # knows the PROLIFIC_PID (it is in every link), not the writer's SESSION_ID
+    response = stranger.get(entry(study, session=hexid(99)))
+    assert response.status_code == 409
+    assert "started in another session" in response.content.decode()
+    assert stranger.get(page(study, 2)).status_code == 403  # no way onto the writer's pages
+    assert Respondent.objects.get().session_id == SESSION_ID
+    assert client.get(entry(study)).url == page(study, 2)  # the writer's own link still resumes
