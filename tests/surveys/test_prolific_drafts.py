@@ -45,14 +45,15 @@ def test_the_reward_pays_the_hourly_rate_for_the_estimated_minutes_rounded_up_to
     study = coded_study(vignettes_per_participant=3, prolific_hourly_rate=Decimal("9.00"))
     draft = drafts.build_draft(study=study, study_url=URL)
     assert (draft.minutes, draft.minutes_from) == (9, "the design")
-    assert draft.reward == 135 and draft.reward_text == "£1.35"
+    assert draft.reward == 135
+    assert draft.reward_text == "£1.35"
     assert draft.hourly_rate == Decimal("9.00")
     assert drafts.reward_for(hourly_rate=Decimal("10.00"), minutes=7) == 117  # 116.67 pence, up
     assert not [w for w in draft.warnings if "per hour" in w]
 
 
 @pytest.mark.parametrize(
-    "currency, rate, expected",
+    ("currency", "rate", "expected"),
     [
         ("GBP", "8.00", "below Prolific's recommended £9.00"),
         ("GBP", "5.00", "below Prolific's minimum of £6.00: Prolific will refuse the study"),
@@ -69,11 +70,13 @@ def test_rates_below_prolifics_minimum_or_recommended_are_warned_about(currency,
 def test_the_minimum_and_recommended_rates_are_settings(settings):
     settings.PROLIFIC_HOURLY_RATES = {"GBP": {"minimum": Decimal("7.00"), "recommended": Decimal("10.00")}}
     warnings = drafts.rate_warnings(currency="GBP", hourly_rate=Decimal("6.50"))
-    assert warnings == ["the reward pays £6.50 per hour, below Prolific's minimum of £7.00: Prolific will refuse the study"]
+    assert warnings == [
+        "the reward pays £6.50 per hour, below Prolific's minimum of £7.00: Prolific will refuse the study"
+    ]
 
 
 @pytest.mark.parametrize(
-    "policy, completed, failed",
+    ("policy", "completed", "failed"),
     [
         (Study.InvalidPolicy.ASK_RETURN, "MANUALLY_REVIEW", "REQUEST_RETURN"),
         (Study.InvalidPolicy.REJECT, "MANUALLY_REVIEW", "MANUALLY_REVIEW"),  # rejection goes through the review
