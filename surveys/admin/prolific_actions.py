@@ -25,10 +25,7 @@ def create_or_update_prolific_draft(modeladmin, request, queryset):
     if not _configured(modeladmin, request):
         return None
     if request.POST.get(CONFIRMED) != "yes":
-        rows = [
-            _draft_row(study, drafts.build_draft(study=study, study_url=study_url(request, study)))
-            for study in queryset
-        ]
+        rows = [_draft_row(study, study_url(request, study)) for study in queryset]
         return _confirm(
             modeladmin, request, queryset, "create_or_update_prolific_draft", rows, button="Send to Prolific"
         )
@@ -53,9 +50,8 @@ def publish_on_prolific(modeladmin, request, queryset):
     if not _configured(modeladmin, request):
         return None
     if request.POST.get(CONFIRMED) != "yes":
-        return _confirm(
-            modeladmin, request, queryset, "publish_on_prolific", [_publish_row(s) for s in queryset], "Publish"
-        )
+        rows = [_publish_row(study, study_url(request, study)) for study in queryset]
+        return _confirm(modeladmin, request, queryset, "publish_on_prolific", rows, button="Publish")
     for study in queryset:
         try:
             status = drafts.publish(study=study)
@@ -138,7 +134,11 @@ def _row(study, **parts) -> dict:
     return {"study": study, "facts": [], "codes": [], "warnings": [], "problems": [], "error": "", **parts}
 
 
-def _draft_row(study, draft: drafts.Draft) -> dict:
+def _draft_row(study, url: str) -> dict:
+    try:
+        draft = drafts.preview_draft(study=study, study_url=url)
+    except ProlificError as exc:
+        return _row(study, error=str(exc))
     target = f"update the draft {study.prolific_study_id}" if study.prolific_study_id else "create a new draft"
     facts = [
         ("On Prolific", target),
@@ -154,31 +154,21 @@ def _draft_row(study, draft: drafts.Draft) -> dict:
     )
 
 
-def _publish_row(study) -> dict:
-    if not study.prolific_study_id:
-        return _row(study, problems=["no Prolific study yet: create the draft first"])
+def _publish_row(study, url: str) -> dict:
     try:
-        remote = drafts.client.get_study(study.prolific_study_id)
+        held = drafts.preview_publish(study=study, study_url=url)
+    except ValidationError as exc:
+        return _row(study, problems=exc.messages)
     except ProlificError as exc:
         return _row(study, error=str(exc))
-    minutes = int(remote.get("estimated_completion_time") or 0)
-    reward = int(remote.get("reward") or 0)
     facts = [
-        ("On Prolific", f"{study.prolific_study_id} ({remote.get('status')})"),
-        ("Places", remote.get("total_available_places")),
-        ("Reward", f"{drafts.money(reward, study.prolific_currency)} for {minutes} minutes"),
+        ("On Prolific", f"{held.prolific_id} ({held.status})"),
+        ("Places", held.places),
+        ("Reward", f"{drafts.money(held.reward, held.currency)} for {held.minutes} minutes"),
     ]
-    warnings = []
-    if minutes:
-        rate = drafts.hourly_rate_of(reward=reward, minutes=minutes)
-        facts.append(("Hourly rate", f"{drafts.money(int(rate * 100), study.prolific_currency)} per hour"))
-        warnings += drafts.rate_warnings(currency=study.prolific_currency, hourly_rate=rate)
-    problems = []
-    if remote.get("status") != drafts.UNPUBLISHED:
-        problems.append(f"the Prolific study is {remote.get('status')}, not a draft")
-    if study.status != study.Status.LIVE:
-        problems.append(f"the study is {study.status} here: go live first")
-    return _row(study, facts=facts, codes=remote.get("completion_codes") or [], warnings=warnings, problems=problems)
+    if held.hourly_rate is not None:
+        facts.append(("Hourly rate", f"{drafts.money(int(held.hourly_rate * 100), held.currency)} per hour"))
+    return _row(study, facts=facts, codes=held.codes, warnings=held.warnings, problems=held.problems)
 
 
 def _places_row(study) -> dict:

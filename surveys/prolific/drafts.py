@@ -208,6 +208,10 @@ def build_draft(*, study: Study, study_url: str) -> Draft:
         warnings += [f"not ready to go live here: {problem}" for problem in missing_for_live(study)]
     if not study.description.strip():
         warnings.append("no description: Prolific shows participants the study's name only")
+    if study_url.startswith("http://"):
+        warnings.append(
+            "the study link is plain HTTP: behind an HTTPS proxy set SECURE_PROXY_SSL_HEADER (README, Configuration)"
+        )
     warnings += rate_warnings(currency=study.prolific_currency, hourly_rate=hourly_rate)
     payload = {
         "name": study.name,
@@ -265,6 +269,74 @@ def send_draft(*, study: Study, study_url: str) -> Sent:
         # The minutes advertised are the ones the review's rules read (one failed check rejectable under 5).
         _remember(study, prolific_study_id=prolific_id, prolific_status=status, estimated_minutes=draft.minutes)
     return Sent(prolific_id=prolific_id, created=created, status=status, draft=draft)
+
+
+def preview_draft(*, study: Study, study_url: str) -> Draft:
+    """build_draft, plus a problem when the study's Prolific study is no longer a draft (one GET)."""
+    draft = build_draft(study=study, study_url=study_url)
+    if study.prolific_study_id:
+        try:
+            _require_draft(study.prolific_study_id, client.get_study(study.prolific_study_id))
+        except NotADraft as exc:
+            draft.problems.append(str(exc).rstrip("."))
+    return draft
+
+
+@dataclass(frozen=True)
+class OnProlific:
+    """A Prolific study as Prolific holds it, for the publish page."""
+
+    prolific_id: str
+    status: str
+    places: int
+    minutes: int
+    reward: int
+    currency: str
+    codes: list
+    warnings: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def hourly_rate(self) -> Decimal | None:
+        return hourly_rate_of(reward=self.reward, minutes=self.minutes) if self.minutes else None
+
+
+def preview_publish(*, study: Study, study_url: str) -> OnProlific:
+    """What publishing would put in front of participants, and what stands in the way (one GET)."""
+    if not study.prolific_study_id:
+        raise ValidationError(f"Study '{study.slug}' has no Prolific study yet: create the draft first.")
+    remote = client.get_study(study.prolific_study_id)
+    held = OnProlific(
+        prolific_id=study.prolific_study_id,
+        status=str(remote.get("status") or ""),
+        places=int(remote.get("total_available_places") or 0),
+        minutes=int(remote.get("estimated_completion_time") or 0),
+        reward=int(remote.get("reward") or 0),
+        currency=study.prolific_currency,
+        codes=remote.get("completion_codes") or [],
+    )
+    if held.status != UNPUBLISHED:
+        held.problems.append(f"the Prolific study is {held.status}, not a draft")
+    if study.status != Study.Status.LIVE:
+        held.problems.append(f"the study is {study.status} here: go live first")
+    if held.hourly_rate is not None:
+        held.warnings.extend(rate_warnings(currency=held.currency, hourly_rate=held.hourly_rate))
+    now = build_draft(study=study, study_url=study_url)
+    changed = [
+        f"{name} {theirs} on Prolific, {ours} now"
+        for name, theirs, ours in [
+            ("places", held.places, now.places.total),
+            ("minutes", held.minutes, now.minutes),
+            ("reward", money(held.reward, held.currency), now.reward_text),
+        ]
+        if theirs != ours
+    ]
+    if changed:
+        held.warnings.append(
+            "the draft on Prolific differs from the study now (" + "; ".join(changed) + "): run "
+            "'Create or update Prolific draft' first to send the new figures"
+        )
+    return held
 
 
 def _require_draft(prolific_id: str, remote: dict) -> None:

@@ -114,6 +114,14 @@ def test_a_server_error_on_create_is_not_retried_so_no_second_study_appears(prol
     assert (study.prolific_study_id, study.prolific_status) == ("", "")
 
 
+def test_a_429_on_create_is_tried_again_because_prolific_did_nothing(prolific):
+    study = coded_study()
+    prolific.fail_next(429, retry_after="0", path="/studies/")
+    sent = drafts.send_draft(study=study, study_url=URL)
+    assert len(prolific.calls_to("/studies/")) == 2
+    assert list(prolific.studies) == [sent.prolific_id]
+
+
 def test_places_needed_are_the_open_cells_judges_less_what_prolific_has_left(prolific):
     study = go_live(study=coded_study(repetitions=2, vignettes_per_participant=3, prolific_margin_percent=0))
     study.prolific_study_id = "a" * 24

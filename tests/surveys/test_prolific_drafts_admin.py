@@ -120,6 +120,10 @@ def test_a_published_prolific_study_is_not_updated_and_the_researcher_is_told_wh
     prolific.add_study("c" * 24, status="ACTIVE", total_available_places=27)
     Study.objects.filter(pk=study.pk).update(prolific_study_id="c" * 24)
 
+    confirm_page = text_of(act(client, "create_or_update_prolific_draft", study))
+    assert f"Will not be sent: The Prolific study {'c' * 24} is ACTIVE, no longer a draft" in confirm_page
+    assert 'value="Send to Prolific"' not in confirm_page
+
     page = text_of(act(client, "create_or_update_prolific_draft", study, confirm=True))
 
     assert f"The Prolific study {'c' * 24} is ACTIVE, no longer a draft" in page
@@ -239,3 +243,14 @@ def test_reconciliation_and_verification_use_the_id_the_draft_stored(client, res
     assert statuses == {"pid0": "returned", "pid1": "started", "pid9": "unverified"}
     counts = verification_counts(Study.objects.get(pk=study.pk))
     assert (counts.verified, counts.unverified) == (2, 1)
+
+
+def test_the_publish_page_says_when_the_draft_on_prolific_is_behind_the_study(client, researcher, study, prolific):
+    act(client, "create_or_update_prolific_draft", study, confirm=True)
+    go_live(study=Study.objects.get(pk=study.pk))
+    Study.objects.filter(pk=study.pk).update(prolific_margin_percent=50)  # 24 judges + 50 % = 36 places
+
+    page = text_of(act(client, "publish_on_prolific", study))
+
+    assert "the draft on Prolific differs from the study now (places 27 on Prolific, 36 now)" in page
+    assert 'value="Publish"' in page  # a warning, not a refusal: the researcher decides
