@@ -261,7 +261,7 @@ def send_draft(*, study: Study, study_url: str) -> Sent:
             remote = client.update_study(study.prolific_study_id, draft.payload)
             prolific_id, created = study.prolific_study_id, False
         else:
-            remote = client.create_study(draft.payload)
+            remote = _create(draft.payload)
             prolific_id, created = str(remote.get("id") or ""), True
             if not prolific_id:
                 raise ProlificError(f"Prolific created the study but its answer has no id: {str(remote)[:200]}")
@@ -337,6 +337,19 @@ def preview_publish(*, study: Study, study_url: str) -> OnProlific:
             "'Create or update Prolific draft' first to send the new figures"
         )
     return held
+
+
+def _create(payload: dict) -> dict:
+    try:
+        return client.create_study(payload)
+    except client.Retryable as exc:
+        # A timeout or a 5xx may come after Prolific made the study: trying blindly could make a second one.
+        raise client.Retryable(
+            f"{exc} Prolific may have created the draft all the same: look for '{payload['internal_name']}' "
+            "among your studies on Prolific before trying again.",
+            status_code=exc.status_code,
+            body=exc.body,
+        ) from exc
 
 
 def _require_draft(prolific_id: str, remote: dict) -> None:

@@ -151,6 +151,7 @@ def test_an_outage_on_prolific_is_reported_and_nothing_is_stored(client, researc
     prolific.fail_next(503, path="/studies/")
     page = text_of(act(client, "create_or_update_prolific_draft", study, confirm=True))
     assert "answered 503" in page
+    assert "Prolific may have created the draft all the same: look for &#x27;Study s1 (MoralJudge: s1)&#x27;" in page
     assert "Nothing was changed." in page
     study.refresh_from_db()
     assert study.prolific_study_id == ""
