@@ -7,12 +7,12 @@ from decimal import Decimal
 
 import pytest
 from django.db.models import F
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from surveys.models import Cell, Participant, Study
 from surveys.prolific import tasks, verification_counts
-from surveys.services.allocation import allocate
 from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 
@@ -220,28 +220,40 @@ def test_the_prolific_actions_need_a_staff_login(client, study, prolific):
     assert prolific.calls == []
 
 
-def test_reconciliation_and_verification_use_the_id_the_draft_stored(client, researcher, study, prolific, settings):
-    """No copying: the id Prolific gave the draft is the one the reconcile task asks about."""
+def arrive_from_prolific(link: str, *, pid: str, study_id: str, session: str):
+    """A participant following the study URL Prolific holds, with Prolific's placeholders filled in."""
+    filled = link.replace("{{%PROLIFIC_PID%}}", pid).replace("{{%STUDY_ID%}}", study_id)
+    return Client().get(filled.replace("{{%SESSION_ID%}}", session).removeprefix("http://testserver"))
+
+
+def test_entry_reconciliation_and_verification_use_the_id_the_draft_stored(
+    client, researcher, study, prolific, settings
+):
+    """No copying: the id Prolific gave the draft is the one entries are checked against and reconciliation asks about."""
     settings.PROLIFIC_VERIFY_GRACE_MINUTES = 30
     act(client, "create_or_update_prolific_draft", study, confirm=True)
     go_live(study=Study.objects.get(pk=study.pk))
     act(client, "publish_on_prolific", study, confirm=True)
-    [prolific_id] = prolific.studies
-    an_hour_ago = timezone.now() - timedelta(hours=1)
-    for pid, session in [("pid0", "sub0"), ("pid1", "sub1"), ("pid9", "sub9")]:
-        allocate(
-            participant=Participant.objects.create(
-                study=study, prolific_pid=pid, session_id=session, started_at=an_hour_ago
-            )
-        )
-    prolific.add_submission("sub0", participant_id="pid0", study_id=prolific_id, status="RETURNED")
-    prolific.add_submission("sub1", participant_id="pid1", study_id=prolific_id, status="ACTIVE")
+    [(prolific_id, on_prolific)] = prolific.studies.items()
+    link = on_prolific["external_study_url"]
+    people = {name: (name * 24, name * 24) for name in ["a", "b", "e"]}  # 24-hex PROLIFIC_PID, SESSION_ID
+    for pid, session in people.values():
+        entered = arrive_from_prolific(link, pid=pid, study_id=prolific_id, session=session)
+        assert entered.url == "/s/s1/consent/"  # let in: on to the consent page
+    other_study = arrive_from_prolific(link, pid="f" * 24, study_id="d" * 24, session="f" * 24)
+    assert "This link belongs to a different Prolific study." in other_study.content.decode()
+    Participant.objects.update(started_at=timezone.now() - timedelta(hours=1))
+    prolific.add_submission("a" * 24, participant_id="a" * 24, study_id=prolific_id, status="RETURNED")
+    prolific.add_submission("b" * 24, participant_id="b" * 24, study_id=prolific_id, status="ACTIVE")
+    # "e…" entered with the right link but never started a submission on Prolific.
 
     tasks.reconcile_live_studies()
 
     assert prolific.calls_to(f"/studies/{prolific_id}/submissions/", method="GET")
-    statuses = dict(Participant.objects.values_list("prolific_pid", "status"))
-    assert statuses == {"pid0": "returned", "pid1": "started", "pid9": "unverified"}
+    returned, active, invented = (Participant.objects.get(prolific_pid=pid) for pid, _ in people.values())
+    assert returned.status == "returned"
+    assert active.exclusion == ""
+    assert invented.status == "unverified"
     counts = verification_counts(Study.objects.get(pk=study.pk))
     assert (counts.verified, counts.unverified) == (2, 1)
 
