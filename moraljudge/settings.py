@@ -2,6 +2,7 @@
 
 import os
 from datetime import timedelta
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import dj_database_url
@@ -39,6 +40,14 @@ def env_int(name: str, default: int) -> int:
         return int(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={value!r} is not a whole number.") from None
+
+
+def env_decimal(name: str, default: str) -> Decimal:
+    value = os.environ.get(name, "").strip() or default
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number (e.g. 6.00).") from None
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -265,6 +274,19 @@ PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
 PROLIFIC_COMPLETION_URL = os.environ.get("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
+# Prolific's pay per hour by workspace currency (researcher help, "Prolific's payment principles": at least
+# £6.00 / $8.00, recommended £9.00 / $12.00). The admin's draft action warns below each; Prolific itself
+# refuses a study below its minimum. Settings, because Prolific changes them now and then.
+PROLIFIC_HOURLY_RATES = {
+    "GBP": {
+        "minimum": env_decimal("PROLIFIC_MINIMUM_HOURLY_GBP", "6.00"),
+        "recommended": env_decimal("PROLIFIC_RECOMMENDED_HOURLY_GBP", "9.00"),
+    },
+    "USD": {
+        "minimum": env_decimal("PROLIFIC_MINIMUM_HOURLY_USD", "8.00"),
+        "recommended": env_decimal("PROLIFIC_RECOMMENDED_HOURLY_USD", "12.00"),
+    },
+}
 # Expert invitations (/r/<slug>/invite/<token>/) cannot be opened this many days after they were issued; 0: never expire.
 INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30)
 # A participant of a study with a Prolific study id that Prolific still does not list as a submission this

@@ -167,7 +167,7 @@ def test_every_variable_the_settings_read_is_listed_in_the_example_env_file():
 
     settings_text = (ROOT / "moraljudge" / "settings.py").read_text()
     read = set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', settings_text))
-    read |= set(re.findall(r'env_(?:bool|int|list)\("([A-Z_]+)"', settings_text))
+    read |= set(re.findall(r'env_(?:bool|int|list|decimal)\("([A-Z_]+)"', settings_text))
     example = (ROOT / ".env.example").read_text()
     missing = {name for name in read if not re.search(rf"^#? ?{name}=", example, re.M)}
     assert not missing, f".env.example lacks {sorted(missing)}"

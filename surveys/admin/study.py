@@ -21,6 +21,7 @@ from ..services.freezing import (
 )
 from ..services.lifecycle import close_study, go_live, launch_warnings, missing_for_live
 from .frozen import FrozenWhenLive, attempted_frozen_edits
+from .prolific_actions import PROLIFIC_ACTIONS
 
 
 class QuestionInline(FrozenWhenLive, admin.TabularInline):
@@ -88,8 +89,10 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link"]
+    readonly_fields += ["prolific_status", "prolific_synced_at"]
     inlines = [QuestionInline, VignetteInline, SystemInline]
     actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
+    actions += PROLIFIC_ACTIONS  # create or update the Prolific draft, publish it, add places
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
         (
@@ -121,6 +124,20 @@ class StudyAdmin(admin.ModelAdmin):
                     "failed_attention_code",
                     "no_consent_code",
                     "screened_out_code",
+                ],
+            },
+        ),
+        (
+            "Prolific study from the admin",
+            {
+                "description": "Used by the actions 'Create or update Prolific draft', 'Publish on Prolific' and "
+                "'Add places on Prolific'; each shows what it would send before sending it.",
+                "fields": [
+                    "prolific_currency",
+                    "prolific_hourly_rate",
+                    "prolific_margin_percent",
+                    "prolific_status",
+                    "prolific_synced_at",
                 ],
             },
         ),

@@ -1,5 +1,7 @@
 """What a study is made of: its settings, questions, vignettes, systems, and the systems' answers."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -51,6 +53,10 @@ class Study(models.Model):
         REJECT = "reject", "Reject with Prolific's category and a message"
         ASK_RETURN = "ask-return", "Ask the participant to return the submission"
         APPROVE = "approve", "Approve anyway (pay everyone, exclude from analysis)"
+
+    class ProlificCurrency(models.TextChoices):
+        GBP = "GBP", "GBP (£)"
+        USD = "USD", "USD ($)"
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -138,6 +144,28 @@ class Study(models.Model):
         default=20,
         help_text="Advertised duration. Prolific allows rejecting for one failed attention check only under 5 minutes.",
     )
+    # Prolific from the admin (surveys/prolific/drafts.py): what the draft's reward and places are made of.
+    prolific_currency = models.CharField(
+        max_length=3,
+        choices=ProlificCurrency.choices,
+        default=ProlificCurrency.GBP,
+        help_text="Your Prolific workspace's currency: rewards are sent in its pence or cents.",
+    )
+    prolific_hourly_rate = models.DecimalField(
+        max_digits=6,
+        decimal_places=2,
+        default=Decimal("9.00"),
+        help_text="Target pay per hour, in the currency above. The reward is this × estimated minutes ÷ 60, rounded "
+        "up to a whole penny or cent. Prolific: at least £6 / $8, recommended £9 / $12.",
+    )
+    prolific_margin_percent = models.PositiveSmallIntegerField(
+        default=10,
+        help_text="Over-recruitment margin: places on Prolific beyond the design's judges, for returns and exclusions.",
+    )
+    prolific_status = models.CharField(
+        max_length=20, blank=True, help_text="The Prolific study's status when MoralJudge last saw it."
+    )
+    prolific_synced_at = models.DateTimeField(null=True, blank=True)
 
     # LLM instrument
     system_prompt = models.TextField(blank=True, help_text="Empty: the method's instrument (llm_collect/prompts.py).")
@@ -158,6 +186,7 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(vignettes_per_participant__gte=1), name="study_vignettes_per_participant_positive"
             ),
+            models.CheckConstraint(condition=Q(prolific_hourly_rate__gt=0), name="study_prolific_hourly_rate_positive"),
         ]
 
     def __str__(self) -> str:

@@ -11,7 +11,7 @@
   sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds).
 
 Modules: statuses (statuses in, reconciliation), verification (only real submissions count), webhooks (signature and events), review
-(decisions out and POLICY_HELP).
+(decisions out and POLICY_HELP), drafts (the study on Prolific, from the admin: create or update the draft, publish, add places).
 """
 
 from .client import ProlificError

@@ -5,6 +5,10 @@ Endpoint shapes follow docs.prolific.com (API reference, Submissions):
 - POST submissions/{id}/transition/           {"action": "APPROVE"|"REJECT", "message", "rejection_category"}
 - POST submissions/bulk-approve/              {"study_id", "participant_ids"} or {"submission_ids"}
 - POST submissions/{id}/request-return/       {"request_return_reasons": [...]}
+- POST studies/                                create a draft study (the payload: surveys/prolific/drafts.py)
+- GET  studies/{id}/                           a study, with its status, total_available_places, places_taken
+- PATCH studies/{id}/                          change a draft; once published only total_available_places (up)
+- POST studies/{id}/transition/                {"action": "PUBLISH"}
 Every request carries `Authorization: Token <PROLIFIC_API_TOKEN>` and an explicit timeout.
 
 Errors become two exceptions, classified by moraljudge/http.py as for the LLM providers: `Retryable`
@@ -97,17 +101,21 @@ class Submission:
         )
 
 
-def make_client(*, transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """The one place an httpx.Client is built (tests may pass a MockTransport)."""
-    token = getattr(settings, "PROLIFIC_API_TOKEN", "")
-    if not token:
+def check_configured() -> None:
+    """Raise NotConfigured, naming the setting, unless a token and the API URL are set."""
+    if not getattr(settings, "PROLIFIC_API_TOKEN", ""):
         raise NotConfigured(
             "PROLIFIC_API_TOKEN is not set: create an API token in Prolific (Settings → API tokens) "
             "and put it in the PROLIFIC_API_TOKEN environment variable."
         )
-    base_url = getattr(settings, "PROLIFIC_API_URL", "")
-    if not base_url:
+    if not getattr(settings, "PROLIFIC_API_URL", ""):
         raise NotConfigured("PROLIFIC_API_URL is not set (normally https://api.prolific.com/api/v1/).")
+
+
+def make_client(*, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The one place an httpx.Client is built (tests may pass a MockTransport)."""
+    check_configured()
+    token, base_url = settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL
     return http.build_client(
         base_url=base_url.rstrip("/") + "/",
         headers={"Authorization": f"Token {token}", "Accept": "application/json"},
@@ -125,8 +133,17 @@ def _detail(response: httpx.Response) -> tuple[str, Any]:
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         detail = error.get("detail") or error.get("title") or error
-        return str(detail)[:300], body
+        return _readable(detail)[:300], body
     return str(body)[:300], body
+
+
+def _readable(detail: Any) -> str:
+    """Prolific's validation errors come as {"field": ["message", ...]}: say them as "field: message"."""
+    if isinstance(detail, dict):
+        return "; ".join(f"{name}: {_readable(value)}" for name, value in detail.items())
+    if isinstance(detail, list):
+        return " ".join(_readable(item) for item in detail)
+    return str(detail)
 
 
 def _send_once(client: httpx.Client, method: str, url: str, body: dict | None) -> Any:
@@ -161,7 +178,12 @@ def _send_once(client: httpx.Client, method: str, url: str, body: dict | None) -
         return {"detail": response.text}
 
 
-def _call(method: str, url: str, *, body: dict | None = None, client: httpx.Client | None = None) -> Any:
+def _call(
+    method: str, url: str, *, body: dict | None = None, client: httpx.Client | None = None, idempotent: bool = True
+) -> Any:
+    """One request, tried again on short waits. A call that is not idempotent (creating a study, publishing
+    it) is tried again only after a 429, which Prolific answers before doing anything: a timeout or a 5xx
+    may come after the work was done, and a second POST would make a second study."""
     own = client is None
     client = client or make_client()
     try:
@@ -170,7 +192,8 @@ def _call(method: str, url: str, *, body: dict | None = None, client: httpx.Clie
                 return _send_once(client, method, url, body)
             except Retryable as exc:
                 wait = exc.retry_after if exc.retry_after is not None else 0.5 * attempt
-                if attempt == MAX_ATTEMPTS or wait > MAX_INLINE_WAIT:
+                unsafe = not idempotent and exc.status_code != 429
+                if unsafe or attempt == MAX_ATTEMPTS or wait > MAX_INLINE_WAIT:
                     raise
                 time.sleep(wait)
     finally:
@@ -246,3 +269,21 @@ def request_return(submission_id: str, *, reasons: list[str], client: httpx.Clie
         raise ValueError("request_return needs at least one reason.")
     body = {"request_return_reasons": list(reasons)}
     return _call("POST", f"submissions/{submission_id}/request-return/", body=body, client=client)
+
+
+def get_study(study_id: str, *, client: httpx.Client | None = None) -> dict:
+    return _call("GET", f"studies/{study_id}/", client=client)
+
+
+def create_study(payload: dict, *, client: httpx.Client | None = None) -> dict:
+    """Create a draft (UNPUBLISHED) study; Prolific answers with the study, its `id` included."""
+    return _call("POST", "studies/", body=payload, client=client, idempotent=False)
+
+
+def update_study(study_id: str, changes: dict, *, client: httpx.Client | None = None) -> dict:
+    """PATCH the fields given: any of a draft's; of a published study only total_available_places (up)."""
+    return _call("PATCH", f"studies/{study_id}/", body=changes, client=client)
+
+
+def publish_study(study_id: str, *, client: httpx.Client | None = None) -> dict:
+    return _call("POST", f"studies/{study_id}/transition/", body={"action": "PUBLISH"}, client=client, idempotent=False)

@@ -42,6 +42,11 @@ FROZEN_PARTS = ("questions", "vignettes", "systems", "answers")
 
 # The fields copy_as_draft leaves behind: the copy is a new draft with its own history.
 _NOT_COPIED = {"id", "slug", "status", "created_at", "went_live_at", "closed_at", "reference_system"}
+_NOT_COPIED |= {
+    "prolific_study_id",
+    "prolific_status",
+    "prolific_synced_at",
+}  # the copy gets a Prolific study of its own
 
 
 class StudyFrozen(ValidationError):

@@ -6,6 +6,12 @@ It speaks the endpoints MoralJudge uses, in Prolific's wire format:
 - POST /api/v1/submissions/{id}/transition/       APPROVE / REJECT (message >= 100 chars, known category)
 - POST /api/v1/submissions/bulk-approve/          {"submission_ids"} or {"study_id", "participant_ids"}
 - POST /api/v1/submissions/{id}/request-return/   {"request_return_reasons": [...]}
+- POST /api/v1/studies/                            create a draft (UNPUBLISHED), checked like Prolific: required
+                                                   fields, completion codes and their actions, reward >= minimum
+- GET  /api/v1/studies/{id}/
+- PATCH /api/v1/studies/{id}/                      a draft: any field (checked again); published: only
+                                                   total_available_places, and only up
+- POST /api/v1/studies/{id}/transition/            {"action": "PUBLISH"} from UNPUBLISHED to ACTIVE
 
 It checks `Authorization: Token <token>`, records every call, and can be told to answer with an
 error (429 with Retry-After, 500, ...) or to hang for a while, for the next N calls.
@@ -41,6 +47,38 @@ REJECTION_CATEGORIES = {
 }
 
 
+# The study fields Prolific requires on creation, and the completion-code vocabulary it accepts.
+REQUIRED_STUDY_FIELDS = (
+    "name",
+    "description",
+    "external_study_url",
+    "prolific_id_option",
+    "completion_codes",
+    "estimated_completion_time",
+    "reward",
+    "total_available_places",
+)
+CODE_TYPES = {
+    "COMPLETED",
+    "FAILED_ATTENTION_CHECK",
+    "FOLLOW_UP_STUDY",
+    "GIVE_BONUS",
+    "INCOMPATIBLE_DEVICE",
+    "NO_CONSENT",
+    "OTHER",
+    "FIXED_SCREENOUT",
+}
+CODE_ACTIONS = {
+    "AUTOMATICALLY_APPROVE",
+    "MANUALLY_REVIEW",
+    "REQUEST_RETURN",
+    "ADD_TO_PARTICIPANT_GROUP",
+    "REMOVE_FROM_PARTICIPANT_GROUP",
+}
+# Pence or cents per hour below which Prolific refuses a study, by workspace currency.
+MINIMUM_HOURLY = {"GBP": 600, "USD": 800}
+
+
 @dataclass
 class Call:
     method: str
@@ -53,7 +91,9 @@ class Call:
 class FakeProlific:
     token: str = "test-prolific-token"
     page_size: int = 2
+    currency: str = "GBP"  # the workspace's: rewards are checked against its minimum
     submissions: dict = field(default_factory=dict)
+    studies: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)
     _failures: list = field(default_factory=list)
     _hang_seconds: float = 0.0
@@ -76,6 +116,16 @@ class FakeProlific:
         with self._lock:
             self.submissions[submission_id] = submission
         return submission
+
+    def add_study(self, study_id: str, *, status: str = "UNPUBLISHED", **fields) -> dict:
+        study = {"id": study_id, "status": status, "places_taken": 0, "total_available_places": 0, **fields}
+        with self._lock:
+            self.studies[study_id] = study
+        return study
+
+    def set_study(self, study_id: str, **fields) -> None:
+        with self._lock:
+            self.studies[study_id].update(fields)
 
     def set_status(self, submission_id: str, status: str) -> None:
         with self._lock:
@@ -152,7 +202,96 @@ class FakeProlific:
             return self._transition(m.group(1), body)
         if method == "POST" and (m := re.fullmatch(r"/api/v1/submissions/([^/]+)/request-return/", path)):
             return self._request_return(m.group(1), body)
+        if method == "POST" and path == "/api/v1/studies/":
+            return self._create_study(body)
+        if (m := re.fullmatch(r"/api/v1/studies/([^/]+)/", path)) and method in ("GET", "PATCH"):
+            study = self.studies.get(m.group(1))
+            if study is None:
+                return _not_found()
+            return (200, {}, dict(study)) if method == "GET" else self._update_study(study, body)
+        if method == "POST" and (m := re.fullmatch(r"/api/v1/studies/([^/]+)/transition/", path)):
+            return self._transition_study(m.group(1), body)
         return _not_found()
+
+    # -- studies ----------------------------------------------------------------------------------
+    def _create_study(self, body: object) -> tuple[int, dict, object]:
+        if not isinstance(body, dict):
+            return _bad_request("A JSON object is expected.")
+        errors = self._study_errors(body, creating=True)
+        if errors:
+            return _invalid(errors)
+        study_id = f"{len(self.studies) + 1:024x}"  # Prolific's ids are 24 hexadecimal characters
+        study = {"id": study_id, "status": "UNPUBLISHED", "places_taken": 0, **body}
+        self.studies[study_id] = study
+        return 201, {}, dict(study)
+
+    def _update_study(self, study: dict, body: object) -> tuple[int, dict, object]:
+        if not isinstance(body, dict):
+            return _bad_request("A JSON object is expected.")
+        if study["status"] != "UNPUBLISHED":
+            # Published: only the places may change, and only upwards (internal_name too, unused here).
+            others = set(body) - {"total_available_places", "internal_name"}
+            if others:
+                return _bad_request(
+                    f"Cannot update {', '.join(sorted(others))} of a study in status {study['status']}."
+                )
+            places = body.get("total_available_places", study["total_available_places"])
+            if not isinstance(places, int) or places < study["total_available_places"]:
+                return _invalid({"total_available_places": ["Places can only be increased."]})
+            study.update(body)
+            if study["status"] in ("AWAITING REVIEW", "COMPLETED") and places > study["places_taken"]:
+                study["status"] = "ACTIVE"  # more places reopen a study that had filled
+            return 200, {}, dict(study)
+        errors = self._study_errors({**study, **body}, creating=False)
+        if errors:
+            return _invalid(errors)
+        study.update(body)
+        return 200, {}, dict(study)
+
+    def _transition_study(self, study_id: str, body: object) -> tuple[int, dict, object]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return _not_found()
+        action = body.get("action") if isinstance(body, dict) else None
+        if action != "PUBLISH":
+            return _bad_request("action must be one of PUBLISH, PAUSE, START, STOP.")
+        if study["status"] != "UNPUBLISHED":
+            return _bad_request(f"Cannot publish a study in status {study['status']}.")
+        study["status"] = "ACTIVE"
+        return 200, {}, dict(study)
+
+    def _study_errors(self, study: dict, *, creating: bool) -> dict:
+        errors: dict = {}
+        for name in REQUIRED_STUDY_FIELDS:
+            if study.get(name) in (None, "", []):
+                errors[name] = ["This field is required."]
+        codes = study.get("completion_codes") or []
+        if not isinstance(codes, list):
+            codes, errors["completion_codes"] = [], ["Expected a list of completion codes."]
+        seen = set()
+        for code in codes:
+            problem = _code_problem(code)
+            if problem is None and code["code"] in seen:
+                problem = f"Completion code {code['code']} is used twice; each code must be unique within a study."
+            if problem:
+                errors.setdefault("completion_codes", []).append(problem)
+            else:
+                seen.add(code["code"])
+        if codes and not any(isinstance(c, dict) and c.get("code_type") == "COMPLETED" for c in codes):
+            errors.setdefault("completion_codes", []).append("A completion code of type COMPLETED is required.")
+        for name in ("estimated_completion_time", "reward", "total_available_places"):
+            value = study.get(name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                errors[name] = ["A positive whole number is required."]
+        minutes, reward = study.get("estimated_completion_time"), study.get("reward")
+        if not errors.get("reward") and isinstance(minutes, int) and isinstance(reward, int) and minutes > 0:
+            minimum = MINIMUM_HOURLY[self.currency]
+            if reward * 60 < minimum * minutes:
+                errors["reward"] = [
+                    f"The reward per hour ({reward * 60 / minutes / 100:.2f} {self.currency}) is below the minimum "
+                    f"of {minimum / 100:.2f} {self.currency} per hour."
+                ]
+        return errors
 
     def _list(self, study_id: str, page: int) -> tuple[int, dict, object]:
         rows = [s for s in self.submissions.values() if s["study_id"] == study_id]
@@ -235,6 +374,39 @@ def _detail_view(sub: dict) -> dict:
     return view
 
 
+def _code_problem(code: object) -> str | None:
+    if not isinstance(code, dict) or not code.get("code"):
+        return "Each completion code needs a code."
+    if code.get("code_type") not in CODE_TYPES:
+        return f"Unknown code_type {code.get('code_type')!r}."
+    actions = code.get("actions")
+    if not isinstance(actions, list) or not actions:
+        return f"Completion code {code['code']} needs at least one action."
+    names = [a.get("action") if isinstance(a, dict) else None for a in actions]
+    if any(name not in CODE_ACTIONS for name in names):
+        return f"Unknown action in {names!r}."
+    if {"AUTOMATICALLY_APPROVE", "MANUALLY_REVIEW"} <= set(names):
+        return "AUTOMATICALLY_APPROVE and MANUALLY_REVIEW cannot be used together."
+    return None
+
+
+def _invalid(errors: dict) -> tuple[int, dict, object]:
+    """Prolific's validation error: the fields and their messages under error.detail."""
+    return (
+        400,
+        {},
+        {
+            "error": {
+                "status": 400,
+                "error_code": 140001,
+                "title": "Invalid request",
+                "detail": errors,
+                "additional_information": "/api/v1/errors/140001",
+            }
+        },
+    )
+
+
 def _not_found() -> tuple[int, dict, object]:
     return 404, {}, {"error": {"error_code": 140404, "title": "Not found", "detail": "Not found."}}
 
@@ -277,3 +449,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self._serve("POST")
+
+    def do_PATCH(self):
+        self._serve("PATCH")

@@ -1,0 +1,191 @@
+"""The study admin's Prolific actions: create or update the draft, publish it, add places.
+
+Each shows an intermediate page first (what would be sent: places, reward, hourly rate, warnings) and
+acts only when the researcher confirms it. The work is in surveys/prolific/drafts.py.
+"""
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import ValidationError
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from ..prolific import drafts
+from ..prolific.client import NotConfigured, ProlificError, check_configured
+
+CONFIRMED = "confirmed"  # the intermediate page's button posts this back with the action
+
+
+def study_url(request, study) -> str:
+    return request.build_absolute_uri(reverse("surveys:judging-entry", args=[study.slug]))
+
+
+@admin.action(description="Create or update Prolific draft", permissions=["change"])
+def create_or_update_prolific_draft(modeladmin, request, queryset):
+    if not _configured(modeladmin, request):
+        return None
+    if request.POST.get(CONFIRMED) != "yes":
+        rows = [_draft_row(study, study_url(request, study)) for study in queryset]
+        return _confirm(
+            modeladmin, request, queryset, "create_or_update_prolific_draft", rows, button="Send to Prolific"
+        )
+    for study in queryset:
+        try:
+            sent = drafts.send_draft(study=study, study_url=study_url(request, study))
+        except (ValidationError, ProlificError) as exc:
+            _refused(modeladmin, request, study, exc)
+            continue
+        done = "created as a draft" if sent.created else "draft updated"
+        text = (
+            f"Study '{study.slug}': Prolific study {sent.prolific_id} {done} ({sent.draft.places.total} places, "
+            f"{sent.draft.reward_text} for {sent.draft.minutes} minutes)."
+        )
+        modeladmin.log_change(request, study, text)
+        modeladmin.message_user(request, text, messages.SUCCESS)
+    return None
+
+
+@admin.action(description="Publish on Prolific", permissions=["change"])
+def publish_on_prolific(modeladmin, request, queryset):
+    if not _configured(modeladmin, request):
+        return None
+    if request.POST.get(CONFIRMED) != "yes":
+        rows = [_publish_row(study, study_url(request, study)) for study in queryset]
+        return _confirm(modeladmin, request, queryset, "publish_on_prolific", rows, button="Publish")
+    for study in queryset:
+        try:
+            status = drafts.publish(study=study)
+        except (ValidationError, ProlificError) as exc:
+            _refused(modeladmin, request, study, exc)
+            continue
+        text = f"Study '{study.slug}': Prolific study {study.prolific_study_id} published ({status})."
+        modeladmin.log_change(request, study, text)
+        modeladmin.message_user(request, text, messages.SUCCESS)
+    return None
+
+
+@admin.action(
+    description="Add places on Prolific (for cells left open by returns and exclusions)", permissions=["change"]
+)
+def add_places_on_prolific(modeladmin, request, queryset):
+    if not _configured(modeladmin, request):
+        return None
+    if request.POST.get(CONFIRMED) != "yes":
+        rows = [_places_row(study) for study in queryset]
+        return _confirm(modeladmin, request, queryset, "add_places_on_prolific", rows, button="Add the places")
+    for study in queryset:
+        try:
+            needed = drafts.add_places(study=study)
+        except (ValidationError, ProlificError) as exc:
+            _refused(modeladmin, request, study, exc)
+            continue
+        text = (
+            f"Study '{study.slug}': {needed.to_add} places added on Prolific "
+            f"({needed.prolific_total} → {needed.prolific_total + needed.to_add})."
+        )
+        modeladmin.log_change(request, study, text)
+        modeladmin.message_user(request, text, messages.SUCCESS)
+    return None
+
+
+PROLIFIC_ACTIONS = [create_or_update_prolific_draft, publish_on_prolific, add_places_on_prolific]
+
+
+def _configured(modeladmin, request) -> bool:
+    try:
+        check_configured()
+    except NotConfigured as exc:
+        modeladmin.message_user(request, str(exc), messages.ERROR)
+        return False
+    return True
+
+
+def _refused(modeladmin, request, study, exc: Exception) -> None:
+    reason = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+    prefix = "" if reason.startswith(f"Study '{study.slug}'") else f"Study '{study.slug}': "
+    modeladmin.message_user(request, f"{prefix}{reason} Nothing was changed.", messages.ERROR)
+
+
+def _confirm(modeladmin, request, queryset, action: str, rows: list[dict], button: str):
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "opts": modeladmin.model._meta,
+        "title": f"{queryset.model._meta.verbose_name_plural.capitalize()}: {_describe(action)}",
+        "action": action,
+        "button": button,
+        "rows": rows,
+        "queryset": queryset,
+        "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        "confirmed": CONFIRMED,
+        "blocked": all(row["problems"] or row["error"] for row in rows),
+    }
+    return TemplateResponse(request, "admin/surveys/prolific/confirm.html", context)
+
+
+def _describe(action: str) -> str:
+    return {
+        "create_or_update_prolific_draft": "create or update the Prolific draft",
+        "publish_on_prolific": "publish on Prolific",
+        "add_places_on_prolific": "add places on Prolific",
+    }[action]
+
+
+def _row(study, **parts) -> dict:
+    return {"study": study, "facts": [], "codes": [], "warnings": [], "problems": [], "error": "", **parts}
+
+
+def _draft_row(study, url: str) -> dict:
+    try:
+        draft = drafts.preview_draft(study=study, study_url=url)
+    except ProlificError as exc:
+        return _row(study, error=str(exc))
+    target = f"update the draft {study.prolific_study_id}" if study.prolific_study_id else "create a new draft"
+    facts = [
+        ("On Prolific", target),
+        ("Study link", draft.payload["external_study_url"]),
+        ("Estimated minutes", f"{draft.minutes} (from {draft.minutes_from})"),
+        ("Places", str(draft.places)),
+        ("Reward", f"{draft.reward_text} per participant"),
+        ("Hourly rate", f"{drafts.money(int(draft.hourly_rate * 100), draft.currency)} per hour"),
+        ("Devices", ", ".join(draft.payload["device_compatibility"])),
+    ]
+    return _row(
+        study, facts=facts, codes=draft.payload["completion_codes"], warnings=draft.warnings, problems=draft.problems
+    )
+
+
+def _publish_row(study, url: str) -> dict:
+    try:
+        held = drafts.preview_publish(study=study, study_url=url)
+    except ValidationError as exc:
+        return _row(study, problems=exc.messages)
+    except ProlificError as exc:
+        return _row(study, error=str(exc))
+    facts = [
+        ("On Prolific", f"{held.prolific_id} ({held.status})"),
+        ("Places", held.places),
+        ("Reward", f"{drafts.money(held.reward, held.currency)} for {held.minutes} minutes"),
+    ]
+    if held.hourly_rate is not None:
+        facts.append(("Hourly rate", f"{drafts.money(int(held.hourly_rate * 100), held.currency)} per hour"))
+    return _row(study, facts=facts, codes=held.codes, warnings=held.warnings, problems=held.problems)
+
+
+def _places_row(study) -> dict:
+    try:
+        needed = drafts.places_needed(study=study)
+    except ValidationError as exc:
+        return _row(study, problems=exc.messages)
+    except ProlificError as exc:
+        return _row(study, error=str(exc))
+    facts = [
+        ("Open places in the cells", f"{needed.open_places} on {needed.vignettes_open} vignettes"),
+        (
+            "Judges needed",
+            f"{needed.judges} ({needed.open_places} ÷ {needed.per_judge} vignettes per judge, + {needed.margin_percent}% margin)",
+        ),
+        ("On Prolific", f"{needed.prolific_total} places, {needed.prolific_taken} taken, {needed.prolific_left} left"),
+        ("Places to add", f"{needed.to_add} (total {needed.prolific_total + needed.to_add})"),
+    ]
+    problems = [] if needed.to_add else ["no places are needed"]
+    return _row(study, facts=facts, warnings=needed.warnings, problems=problems)
