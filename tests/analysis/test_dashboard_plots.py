@@ -1,0 +1,85 @@
+"""Forest plots say what each mark is: a legend naming every mark drawn, the question's label as the title."""
+
+import pytest
+
+from analysis import plots
+from analysis.models import AnalysisRun
+from analysis.services import refit_study
+
+from ..conftest import make_judged_study
+
+FAST = {"bootstrap": 50, "split_halves": 10}
+
+
+@pytest.fixture
+def fitted(db):
+    study = make_judged_study(participants=40, seed=5)
+    run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    return study, run
+
+
+def legend_texts(figure) -> list[str]:
+    return [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+
+
+def test_the_forest_plot_has_a_legend_for_the_estimate_every_interval_drawn_and_the_reference(fitted):
+    _study, run = fitted
+    fitted_results = run.read_results()
+    figure = plots.forest_plot(
+        systems=fitted_results.systems, result=fitted_results.question("features"), title="Features"
+    )
+    assert legend_texts(figure) == [
+        "Estimate and 95% Wald CI (each judgment independent)",
+        "95% Bootstrap CI (judges resampled)",
+        "95% Judge × answer robust CI (judges and vignettes, robust)",
+        "95% Judge × answer bootstrap CI (judges and vignettes resampled)",
+        "Reference system (0 by definition)",
+        "0: as good as the reference",
+    ]
+    # Every extra interval is drawn as a line of its own colour: one per system and kind but the reference's.
+    colours = {plots.INTERVAL_STYLES[kind]["color"] for kind in plots.INTERVAL_STYLES}
+    drawn = [line for line in figure.axes[0].get_lines() if line.get_color() in colours]
+    assert len(drawn) == 3 * 2
+    assert figure.axes[0].get_title(loc="left") == "Features"
+
+
+def test_a_run_without_extra_intervals_has_no_legend_entry_for_them(fitted):
+    _study, run = fitted
+    fitted_results = run.read_results()
+    question = fitted_results.question("features")
+    bare = type(question)(**{**question.__dict__, "intervals": {}})
+    figure = plots.forest_plot(systems=fitted_results.systems, result=bare, title="Features")
+    assert legend_texts(figure) == [
+        "Estimate and 95% Wald CI (each judgment independent)",
+        "Reference system (0 by definition)",
+        "0: as good as the reference",
+    ]
+
+
+def test_the_svg_shows_the_legend_and_the_questions_label_not_its_key(staff_client, fitted):
+    svg = staff_client.get("/dashboard/judged/plots/additional_info.svg").content.decode()
+    assert "Additional information" in svg
+    assert "additional_info" not in svg
+    assert "Study judged" not in svg  # the page says which study; the plot names the question
+    for text in ("95% Bootstrap CI (judges resampled)", "Reference system (0 by definition)"):
+        assert text in svg
+
+
+def test_side_by_side_plots_name_the_question_once_each_study_per_panel_and_share_one_legend(staff_client, fitted):
+    _study, run = fitted
+    other = make_judged_study(slug="exp2", participants=30, seed=9)
+    refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    svg = staff_client.get(f"/dashboard/judged/plots/features.svg?run={run.pk}&compare=exp2").content.decode()
+    assert svg.count("Features") == 1  # the question, once, above both panels
+    assert "Study judged" in svg
+    assert "Study exp2" in svg
+    assert svg.count("0: as good as the reference") == 1
+
+
+def test_the_dashboard_describes_each_plots_marks_in_its_alt_text(staff_client, fitted):
+    page = staff_client.get("/dashboard/judged/").content.decode()
+    assert (
+        'alt="Forest plot of Additional information for Study judged. Blue dot and bar: estimate and 95% Wald CI '
+        "(each judgment independent); thin grey bar: 95% Bootstrap CI (judges resampled);"
+    ) in page
+    assert "black diamond: reference system (0 by definition); dotted line: 0: as good as the reference." in page
