@@ -83,3 +83,28 @@ def test_the_dashboard_describes_each_plots_marks_in_its_alt_text(staff_client, 
         "(each judgment independent); thin grey bar: 95% Bootstrap CI (judges resampled);"
     ) in page
     assert "black diamond: reference system (0 by definition); dotted line: 0: as good as the reference." in page
+
+
+def test_an_llm_judges_ppi_plot_names_its_own_interval_and_no_bootstrap():
+    from analysis.results import SystemAtFit
+    from llm_judging.services.report import typed
+
+    systems = [SystemAtFit("alpha", "Alpha", "human"), SystemAtFit("beta", "Beta", "llm")]
+    result = typed(
+        "features",
+        {
+            "reference": "alpha",
+            "items": [
+                {"item": "alpha", "estimate": 0.0, "ci_low": None, "ci_high": None},
+                {"item": "beta", "estimate": 0.4, "ci_low": 0.1, "ci_high": 0.7},
+            ],
+        },
+    )
+    figure = plots.forest_plot(
+        systems=systems, result=result, title="Features: oracle", interval_label="95% PPI CI (calibrated by the humans)"
+    )
+    assert legend_texts(figure) == [
+        "Estimate and 95% PPI CI (calibrated by the humans)",
+        "Reference system (0 by definition)",
+        "0: as good as the reference",
+    ]

@@ -79,5 +79,14 @@ def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_
         page.locator("#q-features details, #q-features summary").first.click()  # the per-vignette table too
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         assert re.search(r"Style-controlled: Each system's ability", page.locator("#q-features").inner_text())
+        # Two studies side by side: the wide comparison plot scales down too.
+        other = make_judged_study(slug="exp2", participants=20, seed=9)
+        refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+        page.goto(f"{dashboard}?compare=exp2")
+        page.wait_for_load_state("load")
+        assert page.locator("img.forest").first.get_attribute("alt").startswith(
+            "Forest plots of Features: Study judged beside Study exp2. Blue dot and bar:"
+        )
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
         context.close()
