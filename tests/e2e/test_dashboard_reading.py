@@ -84,8 +84,10 @@ def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_
         refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
         page.goto(f"{dashboard}?compare=exp2")
         page.wait_for_load_state("load")
-        assert page.locator("img.forest").first.get_attribute("alt").startswith(
-            "Forest plots of Features: Study judged beside Study exp2. Blue dot and bar:"
+        assert (
+            page.locator("img.forest")
+            .first.get_attribute("alt")
+            .startswith("Forest plots of Features: Study judged beside Study exp2. Blue dot and bar:")
         )
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
