@@ -76,6 +76,7 @@ class DashboardResults:
     sections: list[QuestionSection]
     halo: Halo
     halo_rows: list[tuple[str, list[float | None]]]
+    reference: str  # the reference system's label (the run's parameters keep its key)
 
 
 def question_labels(study: Study) -> dict[str, str]:
@@ -104,7 +105,14 @@ def dashboard_results(*, run: AnalysisRun | None, beside: AnalysisRun | None = N
         (label_of(key, labels), row) for key, row in zip(fitted.halo.questions, fitted.halo.matrix, strict=False)
     ]
     halo = replace(fitted.halo, questions=[label_of(key, labels) for key in fitted.halo.questions])
-    return DashboardResults(systems=fitted.systems, sections=sections, halo=halo, halo_rows=halo_rows)
+    reference = run.parameters.get("reference", "")
+    return DashboardResults(
+        systems=fitted.systems,
+        sections=sections,
+        halo=halo,
+        halo_rows=halo_rows,
+        reference=fitted.labels().get(reference, reference),
+    )
 
 
 def _sections(fitted: RunResults, *, labels: dict[str, str]) -> list[QuestionSection]:

@@ -39,6 +39,7 @@ def test_headings_halo_and_alt_texts_use_the_questions_short_labels_not_their_ke
     assert '<th scope="row">Weighing the features</th>' in page
     assert 'alt="Forest plot of Weighing the features for Study judged.' in page
     assert ">additional_info<" not in page
+    assert "Reference: <strong>Alpha</strong>" in page  # the reference system by its label too
 
 
 def test_the_plot_of_a_question_with_its_own_label_is_titled_with_it(staff_client, fitted):
