@@ -108,3 +108,18 @@ def test_an_llm_judges_ppi_plot_names_its_own_interval_and_no_bootstrap():
         "Reference system (0 by definition)",
         "0: as good as the reference",
     ]
+
+
+def test_with_the_bias_reduced_setting_the_legend_says_the_dots_are_firths_estimates(staff_client, db):
+    study = make_judged_study(slug="sep", abilities={"alpha": 0.0, "beta": 0.5, "gamma": -40.0}, participants=40)
+    study.bias_reduced = True
+    study.save()
+    run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
+    fitted_results = run.read_results()
+    figure = plots.forest_plot(
+        systems=fitted_results.systems, result=fitted_results.question("features"), title="Features"
+    )
+    assert legend_texts(figure)[0] == "Bias-reduced (Firth) estimate and 95% Wald CI (each judgment independent)"
+    page = staff_client.get("/dashboard/sep/").content.decode()
+    assert "Blue dot and bar: bias-reduced (Firth) estimate and 95% Wald CI" in page
+    assert "<li>Maximum likelihood: The ordinary Bradley–Terry fit, beside the bias-reduced estimates" in page
