@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0015_study_bias_reduced'),
+        ('surveys', '0016_prolific_draft'),
     ]
 
     operations = [
