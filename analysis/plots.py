@@ -1,9 +1,11 @@
 """Forest plots like the source study's figures, drawn with matplotlib's Agg backend.
 
 Each system's estimate against the reference with its 95% Wald interval as a horizontal error
-bar, the participant-clustered bootstrap interval as a thinner grey bar when the run has one,
-and a dotted vertical line at 0 (the reference). Figures are built with `Figure` directly (no
-pyplot state), so concurrent requests cannot draw on each other's axes.
+bar, every other interval the run stored (judge bootstrap, judge × answer robust and bootstrap)
+as a thinner bar of its own colour just below it, the reference as a diamond and a dotted
+vertical line at 0. A legend under the plot names every mark drawn; `marks()` gives the same
+names to the page's alt text. Figures are built with `Figure` directly (no pyplot state), so
+concurrent requests cannot draw on each other's axes.
 """
 
 from __future__ import annotations
@@ -18,10 +20,24 @@ matplotlib.use("Agg")
 
 from matplotlib import rc_context
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-from .results import ItemEstimate, QuestionResult, SystemAtFit
+from .results import INTERVAL_KINDS, ItemEstimate, QuestionResult, SystemAtFit
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
+WALD = "95% Wald CI (each judgment independent)"
+ESTIMATE_COLOUR = "#2456a6"
+REFERENCE_COLOUR = "#1d2330"
+# Each extra interval kind keeps its look across plots; a kind not listed here takes the next spare one.
+INTERVAL_STYLES = {
+    "bootstrap": {"color": "#8a94a6", "linestyle": "-"},
+    "two_way_robust": {"color": "#c2410c", "linestyle": "--"},
+    "two_way_bootstrap": {"color": "#15803d", "linestyle": (0, (1, 1))},
+}
+SPARE_STYLES = [{"color": "#7c3aed", "linestyle": "-."}, {"color": "#b45309", "linestyle": "-"}]
+ROW_INCHES = 0.45
+EXTRA_ROW_INCHES = 0.12  # per extra interval kind: each sits a little lower under its estimate
+LEGEND_LINE_INCHES = 0.2
 
 
 def _plain(text: str) -> str:
@@ -37,25 +53,127 @@ class Panel(NamedTuple):
     title: str
 
 
-def forest_plot(*, systems: list[SystemAtFit], result: QuestionResult, title: str) -> Figure:
+class Mark(NamedTuple):
+    """One kind of mark a plot draws: its legend text, and how the page's alt text describes it."""
+
+    legend: str
+    looks: str  # "blue dot and bar", said in the alt text before the legend text
+    handle: Line2D
+
+
+def forest_plot(
+    *, systems: list[SystemAtFit], result: QuestionResult, title: str, interval_label: str = WALD
+) -> Figure:
     """One question's estimates, best at the top; systems without an estimate say so."""
     rows = _rows(systems, result)
-    figure = Figure(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.3))
-    _draw(figure.subplots(), rows, _reference_label(systems, result), title)
-    figure.tight_layout()
+    kinds = _extra_kinds([result])
+    shown = marks([result], interval_label=interval_label)
+    figure = _figure(width=6.4, n_rows=len(rows), n_kinds=len(kinds), n_marks=len(shown))
+    _draw(figure.subplots(), rows, kinds, _reference_label(systems, result), title)
+    _legend(figure, shown)
     return figure
 
 
-def comparison_plot(*, panels: list[Panel]) -> Figure:
-    """Studies side by side (e.g. Experiment 1 and 2) on one shared x axis, one panel each."""
+def comparison_plot(*, panels: list[Panel], title: str = "", interval_label: str = WALD) -> Figure:
+    """Studies side by side (e.g. Experiment 1 and 2) on one shared x axis, one panel each, one legend."""
     rows = [_rows(panel.systems, panel.result) for panel in panels]
-    height = 0.45 * max([len(r) for r in rows] + [2]) + 1.3
-    figure = Figure(figsize=(5.2 * len(panels), height))
+    results = [panel.result for panel in panels]
+    kinds = _extra_kinds(results)
+    shown = marks(results, interval_label=interval_label)
+    figure = _figure(
+        width=5.2 * len(panels), n_rows=max(len(r) for r in rows), n_kinds=len(kinds), n_marks=len(shown), ncols=2
+    )
     axes = figure.subplots(1, len(panels), sharex=True, squeeze=False)[0]
     for ax, panel_rows, panel in zip(axes, rows, panels, strict=True):
-        _draw(ax, panel_rows, _reference_label(panel.systems, panel.result), panel.title)
-    figure.tight_layout()
+        _draw(ax, panel_rows, kinds, _reference_label(panel.systems, panel.result), panel.title)
+    if title:
+        figure.suptitle(_plain(title), fontsize=11, x=0.02, ha="left")
+    _legend(figure, shown, ncols=2 if len(panels) > 1 else 1)
     return figure
+
+
+def marks(results: list[QuestionResult], *, interval_label: str = WALD) -> list[Mark]:
+    """Every kind of mark the plot of these results draws, in the legend's order."""
+    items = [item for result in results if result.fit for item in result.fit.items]
+    shown = []
+    if any(_has_interval(item) for item in items):
+        handle = Line2D([], [], color=ESTIMATE_COLOUR, marker="o", markersize=5, linewidth=1.5)
+        # With the study's bias-reduced setting the dots are Firth's estimates (the ML fit is stored beside them).
+        firth = any("maximum_likelihood" in result.alternative_fits for result in results)
+        estimate = "Bias-reduced (Firth) estimate" if firth else "Estimate"
+        shown.append(Mark(f"{estimate} and {interval_label}", "blue dot and bar", handle))
+    for kind, interval in _extra_kinds(results).items():
+        style = _style(kind, list(_extra_kinds(results)))
+        described = INTERVAL_KINDS.get(kind)
+        legend = f"{interval.level:.0%} {interval.label}"
+        if described and described.mark:
+            legend += f" ({described.mark})"
+        shown.append(Mark(legend, f"thin {style['name']} bar", Line2D([], [], linewidth=1.2, **style["line"])))
+    if any(item.estimate is not None and not _has_interval(item) for item in items):
+        handle = Line2D([], [], color=REFERENCE_COLOUR, marker="D", markersize=5, linestyle="none")
+        shown.append(Mark("Reference system (0 by definition)", "black diamond", handle))
+    handle = Line2D([], [], color=REFERENCE_COLOUR, linestyle=":", linewidth=1.2)
+    shown.append(Mark("0: as good as the reference", "dotted line", handle))
+    return shown
+
+
+def marks_in_words(results: list[QuestionResult], *, interval_label: str = WALD) -> str:
+    """The legend as a sentence, for the page's alt text: "Blue dot and bar: estimate and …; dotted line: …"."""
+    said = "; ".join(
+        f"{mark.looks}: {mark.legend[0].lower()}{mark.legend[1:]}"
+        for mark in marks(results, interval_label=interval_label)
+    )
+    return f"{said[0].upper()}{said[1:]}."
+
+
+def _has_interval(item: ItemEstimate) -> bool:
+    return (
+        item.estimate is not None
+        and item.ci_low is not None
+        and item.ci_high is not None
+        and item.ci_high > item.ci_low
+    )
+
+
+def _extra_kinds(results: list[QuestionResult]) -> dict:
+    """The other interval kinds these results stored with at least one bound, known kinds first."""
+    kinds = {}
+    for result in results:
+        for kind, interval in result.intervals.items():
+            if any(low is not None for low in interval.ci_low):
+                kinds.setdefault(kind, interval)
+    order = list(INTERVAL_KINDS)
+    return dict(sorted(kinds.items(), key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order)))
+
+
+COLOUR_NAMES = {"#8a94a6": "grey", "#c2410c": "orange dashed", "#15803d": "green dotted", "#7c3aed": "purple",
+                "#b45309": "brown"}  # fmt: skip
+
+
+def _style(kind: str, kinds: list[str]) -> dict:
+    if kind in INTERVAL_STYLES:
+        line = INTERVAL_STYLES[kind]
+    else:
+        spare = [k for k in kinds if k not in INTERVAL_STYLES].index(kind)
+        line = SPARE_STYLES[spare % len(SPARE_STYLES)]
+    return {"line": line, "name": COLOUR_NAMES[line["color"]]}
+
+
+def _figure(*, width: float, n_rows: int, n_kinds: int, n_marks: int, ncols: int = 1) -> Figure:
+    legend_lines = math.ceil(n_marks / ncols) if ncols > 1 else n_marks
+    height = (ROW_INCHES + EXTRA_ROW_INCHES * n_kinds) * max(n_rows, 2) + 1.3 + LEGEND_LINE_INCHES * legend_lines
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _legend(figure: Figure, shown: list[Mark], *, ncols: int = 1) -> None:
+    figure.legend(
+        handles=[mark.handle for mark in shown],
+        labels=[_plain(mark.legend) for mark in shown],
+        loc="outside lower left",
+        ncols=ncols,
+        fontsize=8,
+        frameon=False,
+    )
 
 
 def _reference_label(systems: list[SystemAtFit], result: QuestionResult) -> str:
@@ -63,48 +181,58 @@ def _reference_label(systems: list[SystemAtFit], result: QuestionResult) -> str:
     return {s.key: s.label for s in systems}.get(reference, reference)
 
 
-def _rows(
-    systems: list[SystemAtFit], result: QuestionResult
-) -> list[tuple[ItemEstimate, str, float | None, float | None]]:
-    """(item, label, bootstrap low, bootstrap high), lowest estimate first (drawn at the bottom)."""
+class Row(NamedTuple):
+    item: ItemEstimate
+    label: str
+    bounds: dict[str, tuple[float | None, float | None]]  # extra interval kind -> (low, high)
+
+
+def _rows(systems: list[SystemAtFit], result: QuestionResult) -> list[Row]:
+    """One row per system, lowest estimate first (drawn at the bottom)."""
     if result.fit is None:
         return []
     labels = {s.key: s.label for s in systems}
-    boot = result.intervals.get("bootstrap")
     rows = [
-        (item, labels.get(item.item, item.item), boot.ci_low[k] if boot else None, boot.ci_high[k] if boot else None)
+        Row(item, labels.get(item.item, item.item), {
+            kind: (interval.ci_low[k], interval.ci_high[k]) for kind, interval in result.intervals.items()
+            if k < len(interval.ci_low)
+        })
         for k, item in enumerate(result.fit.items)
-    ]
-    rows.sort(key=lambda row: -math.inf if row[0].estimate is None else row[0].estimate)
+    ]  # fmt: skip
+    rows.sort(key=lambda row: -math.inf if row.item.estimate is None else row.item.estimate)
     return rows
 
 
-def _draw(axes, rows: list[tuple], reference: str, title: str) -> None:
+def _draw(axes, rows: list[Row], kinds: dict, reference: str, title: str) -> None:
     positions = list(range(len(rows)))
-    for y, (item, _label, boot_low, boot_high) in zip(positions, rows, strict=True):
+    step = 0.5 / (len(kinds) + 1)  # the extra bars share the half-row under each estimate
+    for y, row in zip(positions, rows, strict=True):
+        item = row.item
         if item.estimate is None:
             axes.text(0, y, "no estimate", va="center", ha="center", fontsize=8, color="#a31515")
             continue
-        if boot_low is not None and boot_high is not None:
-            axes.plot([boot_low, boot_high], [y - 0.18, y - 0.18], color="#9aa3b2", linewidth=1.2)
-        low, high = item.ci_low, item.ci_high
-        if low is not None and high is not None and high > low:
+        for n, kind in enumerate(kinds):
+            low, high = row.bounds.get(kind, (None, None))
+            if low is not None and high is not None and high > low:
+                offset = y - step * (n + 1)
+                axes.plot([low, high], [offset, offset], linewidth=1.2, **_style(kind, list(kinds))["line"])
+        if _has_interval(item):
             axes.errorbar(
                 item.estimate,
                 y,
-                xerr=[[item.estimate - low], [high - item.estimate]],
+                xerr=[[item.estimate - item.ci_low], [item.ci_high - item.estimate]],
                 fmt="o",
-                color="#2456a6",
-                ecolor="#2456a6",
+                color=ESTIMATE_COLOUR,
+                ecolor=ESTIMATE_COLOUR,
                 capsize=3,
                 markersize=5,
             )
         else:  # the reference: fixed at 0, no interval
-            axes.plot([item.estimate], [y], marker="D", color="#1d2330", markersize=5)
-    axes.axvline(0.0, color="#1d2330", linestyle=":", linewidth=1.2)
-    axes.set_yticks(positions, labels=[_plain(label) for _item, label, *_ in rows])
+            axes.plot([item.estimate], [y], marker="D", color=REFERENCE_COLOUR, markersize=5)
+    axes.axvline(0.0, color=REFERENCE_COLOUR, linestyle=":", linewidth=1.2)
+    axes.set_yticks(positions, labels=[_plain(row.label) for row in rows])
     axes.set_ylim(-0.7, max(len(rows), 1) - 0.3)
-    axes.set_xlabel(_plain(f"Log-ability relative to {reference} (95% CI)"))
+    axes.set_xlabel(_plain(f"Log-ability relative to {reference}"))
     axes.set_title(_plain(title), fontsize=10, loc="left")
     axes.grid(axis="x", color="#e4e7ec", linewidth=0.6)
 

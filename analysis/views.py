@@ -13,8 +13,8 @@ from surveys.prolific import verification_counts
 from . import exports, plots
 from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
-from .services import RefitOutcome, plan_power, request_refit, study_progress
-from .services.dashboard import dashboard_results
+from .services import plan_power, request_refit, study_progress
+from .services.dashboard import dashboard_results, label_of, question_labels, refit_said
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -64,9 +64,8 @@ def study_dashboard(request, slug):
 @require_POST
 def refit(request, slug):
     study = get_object_or_404(Study, slug=slug)
-    asked = request_refit(study=study, requested_by=request.user)
-    level = messages.ERROR if asked.outcome == RefitOutcome.UNREACHABLE else messages.SUCCESS
-    messages.add_message(request, level, asked.message)
+    bad_news, message = refit_said(request_refit(study=study, requested_by=request.user))
+    messages.add_message(request, messages.ERROR if bad_news else messages.SUCCESS, message)
     return redirect("analysis:study", slug=study.slug)
 
 
@@ -79,17 +78,22 @@ def plot(request, slug, question, fmt):
     fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
     if fitted is None or fitted.question(question) is None:
         raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
-    panels = [plots.Panel(fitted.systems, fitted.question(question), f"{study.name}: {question}")]
+    label = label_of(question, question_labels(study))
     if request.GET.get("compare"):
         other = get_object_or_404(Study, slug=request.GET["compare"])
         other_run = AnalysisRun.objects.latest_for(other)
         beside = other_run.read_results() if other_run else None
         if beside is None or beside.question(question) is None:
             raise Http404(f"'{other.name}' has no finished analysis of '{question}'.")
-        panels.append(plots.Panel(beside.systems, beside.question(question), f"{other.name}: {question}"))
-    response = HttpResponse(
-        plots.render(plots.comparison_plot(panels=panels), fmt), content_type=plots.CONTENT_TYPES[fmt]
-    )
+        panels = [
+            plots.Panel(fitted.systems, fitted.question(question), study.name),
+            plots.Panel(beside.systems, beside.question(question), other.name),
+        ]
+        figure = plots.comparison_plot(panels=panels, title=label)
+    else:
+        panels = [plots.Panel(fitted.systems, fitted.question(question), label)]
+        figure = plots.forest_plot(systems=fitted.systems, result=fitted.question(question), title=label)
+    response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
     if request.GET.get("run") and len(panels) == 1:
         patch_cache_control(response, private=True, max_age=24 * 3600)  # a stored run never changes
     disposition = "attachment" if request.GET.get("download") else "inline"

@@ -42,6 +42,8 @@ def plot(request, slug, kind, judge, question, fmt):
     if fmt not in plots.CONTENT_TYPES or kind not in ("llm", "ppi") or inputs is None:
         raise Http404("No such plot: no finished judgments of this question by this judge.")
     systems, result = inputs
-    title = f"{question}: {judge} ({'LLM judgments only' if kind == 'llm' else 'PPI, human-calibrated'})"
-    return HttpResponse(plots.render(plots.forest_plot(systems=systems, result=result, title=title), fmt),
-                        content_type=plots.CONTENT_TYPES[fmt])  # fmt: skip
+    label = next((asked.short_label for asked in study.questions.filter(key=question)), question)
+    title = f"{label}: {judge} ({'LLM judgments only' if kind == 'llm' else 'PPI, human-calibrated'})"
+    interval = "95% Wald CI (this judge's judgments)" if kind == "llm" else "95% PPI CI (calibrated by the humans)"
+    figure = plots.forest_plot(systems=systems, result=result, title=title, interval_label=interval)
+    return HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])

@@ -5,6 +5,7 @@ No Django here: AnalysisRun.read_results() hands its JSON fields to `read`, fitt
 
 from .shapes import (
     ALTERNATIVE_FITS,
+    ALTERNATIVE_READINGS,
     INTERVAL_KINDS,
     AlternativeFit,
     EffectEstimate,
@@ -25,6 +26,7 @@ from .versions import CURRENT_VERSION, UPGRADES, read, run_fields
 
 __all__ = [
     "ALTERNATIVE_FITS",
+    "ALTERNATIVE_READINGS",
     "CURRENT_VERSION",
     "INTERVAL_KINDS",
     "UPGRADES",

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 class IntervalKind:
     label: str  # the dashboard's column heading
     answers: str  # which question the interval answers, in one sentence
+    mark: str = ""  # what was resampled or clustered, in a few words: the plots' legend after the label
 
 
 # Every kind of interval a run may store, by key. A new kind (issue 11's two-way cluster-robust or
@@ -29,18 +30,21 @@ class IntervalKind:
 INTERVAL_KINDS = {
     "bootstrap": IntervalKind(
         "Bootstrap CI",
-        "Judges: would another sample of judges, rating these same answers, rank the systems the same? "
-        "(judges resampled, percentile interval)",
+        "Judges: would another sample of judges, rating these same answers, rank the systems the same way? "
+        "(judges resampled with all their judgments; percentile interval)",
+        "judges resampled",
     ),
     "two_way_robust": IntervalKind(
         "Judge × answer robust CI",
         "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
-        "rank them the same? (cluster-robust over judge and vignette, t with fewer clusters − 1 df)",
+        "rank them the same way? (cluster-robust over judge and vignette; t with fewer clusters − 1 df)",
+        "judges and vignettes, robust",
     ),
     "two_way_bootstrap": IntervalKind(
         "Judge × answer bootstrap CI",
-        "Judges and answers, by resampling: the same question as the robust interval, from a judge × vignette "
-        "bootstrap (as R's vcovBS).",
+        "Judges and answers, by resampling: the same question as the robust interval, answered by resampling "
+        "judges and vignettes (as R's vcovBS).",
+        "judges and vignettes resampled",
     ),
 }
 # Other fits of the same judgments, by key: their heading on the dashboard.
@@ -48,6 +52,23 @@ ALTERNATIVE_FITS = {
     "style_controlled": "Style-controlled",
     "bias_reduced": "Bias-reduced (Firth)",
     "maximum_likelihood": "Maximum likelihood",  # beside the estimates when the study reports Firth's fit
+}
+# How to read each other fit, in a sentence under the question's table.
+ALTERNATIVE_READINGS = {
+    "style_controlled": (
+        "each system's ability after removing the advantage that longer answers get. A large change from the plain "
+        "estimate means judges rewarded length. When one system's answers are always much longer or shorter than the "
+        "others', length and system can hardly be told apart: the estimate is then an extrapolation to answers of "
+        "equal length, and its interval is wide."
+    ),
+    "bias_reduced": (
+        "the same model with Firth's bias reduction: close to the plain estimate when every system both wins and "
+        "loses, and finite (where the plain estimate is not) for a system that never wins or never loses."
+    ),
+    "maximum_likelihood": (
+        "the ordinary Bradley–Terry fit, beside the bias-reduced estimates the study reports; the other intervals "
+        "are computed around it. It has no estimate (–) for a system that never wins or never loses."
+    ),
 }
 
 

@@ -19,6 +19,8 @@ class Alternative:
     name: str
     estimate: float | None
     se: float | None
+    ci_low: float | None = None  # its Wald 95% interval (the reference's is [0, 0])
+    ci_high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -94,9 +96,7 @@ def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[Sys
                 ci_high=item.ci_high,
                 intervals=intervals,
                 alternatives=[
-                    Alternative(name, others[name][k].estimate, others[name][k].se)
-                    if name in others
-                    else Alternative(name, None, None)
+                    _alternative(name, others[name][k]) if name in others else Alternative(name, None, None)
                     for name, _heading in alternative_columns(question)
                 ],
                 wins=item.wins,
@@ -104,3 +104,7 @@ def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[Sys
             )
         )
     return rows
+
+
+def _alternative(name: str, item) -> Alternative:
+    return Alternative(name, item.estimate, item.se, item.ci_low, item.ci_high)

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from surveys.models import Study, question_label
+
+from .. import plots
 from ..models import AnalysisRun
-from ..results import EffectEstimate, Halo, QuestionResult, RunResults, SystemAtFit, VignetteFit
+from ..results import (
+    ALTERNATIVE_READINGS,
+    INTERVAL_KINDS,
+    EffectEstimate,
+    Halo,
+    QuestionResult,
+    RunResults,
+    SystemAtFit,
+    VignetteFit,
+)
 from ..results.tables import SystemRow, alternative_columns, interval_columns, system_rows
+from .refits import RefitOutcome, RefitRequest
 
 
 @dataclass(frozen=True)
@@ -26,13 +39,21 @@ class EstimateChange:
 
 
 @dataclass(frozen=True)
+class AlternativeColumn:
+    name: str
+    heading: str
+    reading: str  # how to read it, in a sentence under the table ("" for a fit we have no words for)
+
+
+@dataclass(frozen=True)
 class QuestionSection:
     key: str
+    label: str  # the question's short label: headings and plots
     text: str
     n_judgments: int
     rows: list[SystemRow]  # best estimate first, systems without an estimate last
     interval_columns: list[IntervalColumn]
-    alternative_columns: list[tuple[str, str]]  # (name, heading) of the other fits' estimate columns
+    alternative_columns: list[AlternativeColumn]  # the other fits' estimate columns
     problems: list[str]
     converged: bool | None
     order_effect: EffectEstimate | None
@@ -42,9 +63,11 @@ class QuestionSection:
     style_effect: EffectEstimate | None
     style_problems: list[str]
     by_vignette: list[VignetteFit]
+    marks: str  # what each mark of the forest plot is, in words: the plot's alt text
     bias_reduced: bool = False  # the estimates are Firth's (the study's setting)
     bias_reduced_changes: list[EstimateChange] = field(default_factory=list)
     other: QuestionSection | None = None  # the same question in the study shown beside, if it has it
+    marks_beside: str = ""  # the marks of the side-by-side plot (both studies' intervals)
 
 
 @dataclass(frozen=True)
@@ -53,6 +76,16 @@ class DashboardResults:
     sections: list[QuestionSection]
     halo: Halo
     halo_rows: list[tuple[str, list[float | None]]]
+    reference: str  # the reference system's label (the run's parameters keep its key)
+
+
+def question_labels(study: Study) -> dict[str, str]:
+    """Each question's short label by key (a key no longer in the study: the method's label, or the key)."""
+    return {question.key: question.short_label for question in study.questions.all()}
+
+
+def label_of(key: str, labels: dict[str, str]) -> str:
+    return labels.get(key) or question_label(key)
 
 
 def dashboard_results(*, run: AnalysisRun | None, beside: AnalysisRun | None = None) -> DashboardResults | None:
@@ -60,31 +93,56 @@ def dashboard_results(*, run: AnalysisRun | None, beside: AnalysisRun | None = N
     if run is None:
         return None
     fitted = run.read_results()
-    others = {s.key: s for s in _sections(beside.read_results())} if beside else {}
-    sections = [replace(section, other=others.get(section.key)) for section in _sections(fitted)]
-    halo_rows = list(zip(fitted.halo.questions, fitted.halo.matrix, strict=False))
-    return DashboardResults(systems=fitted.systems, sections=sections, halo=fitted.halo, halo_rows=halo_rows)
+    labels = question_labels(run.study)
+    beside_fitted = beside.read_results() if beside else None
+    others = {s.key: s for s in _sections(beside_fitted, labels=labels)} if beside_fitted else {}
+    sections = []
+    for section in _sections(fitted, labels=labels):
+        other = others.get(section.key)
+        both = [fitted.question(section.key), beside_fitted.question(section.key)] if other else []
+        sections.append(replace(section, other=other, marks_beside=plots.marks_in_words(both) if other else ""))
+    halo_rows = [
+        (label_of(key, labels), row) for key, row in zip(fitted.halo.questions, fitted.halo.matrix, strict=False)
+    ]
+    halo = replace(fitted.halo, questions=[label_of(key, labels) for key in fitted.halo.questions])
+    reference = run.parameters.get("reference", "")
+    return DashboardResults(
+        systems=fitted.systems,
+        sections=sections,
+        halo=halo,
+        halo_rows=halo_rows,
+        reference=fitted.labels().get(reference, reference),
+    )
 
 
-def _sections(fitted: RunResults) -> list[QuestionSection]:
-    return [_section(question, labels=fitted.labels()) for question in fitted.questions]
+def _sections(fitted: RunResults, *, labels: dict[str, str]) -> list[QuestionSection]:
+    return [
+        _section(question, labels=fitted.labels(), label=label_of(question.question, labels))
+        for question in fitted.questions
+    ]
 
 
-def _section(question: QuestionResult, *, labels: dict[str, str]) -> QuestionSection:
+def _section(question: QuestionResult, *, labels: dict[str, str], label: str) -> QuestionSection:
     styled = question.alternative_fits.get("style_controlled")
     styled_fit = styled.fit if styled else None
     rows = system_rows(question, labels=labels)
     columns = []
     for kind, heading in interval_columns(question):
         stored = question.intervals.get(kind)
-        columns.append(IntervalColumn(kind, heading, stored.answers if stored else ""))
+        # Known kinds are explained in today's words; a kind this code no longer knows, in its own.
+        answers = INTERVAL_KINDS[kind].answers if kind in INTERVAL_KINDS else stored.answers
+        columns.append(IntervalColumn(kind, heading, answers))
     return QuestionSection(
         key=question.question,
+        label=label,
         text=question.text,
         n_judgments=question.n_judgments,
         rows=sorted(rows, key=lambda row: -(row.estimate if row.estimate is not None else -1e9)),
         interval_columns=columns,
-        alternative_columns=alternative_columns(question),
+        alternative_columns=[
+            AlternativeColumn(name, heading, ALTERNATIVE_READINGS.get(name, ""))
+            for name, heading in alternative_columns(question)
+        ],
         problems=question.problems,
         converged=question.fit.converged if question.fit else None,
         order_effect=question.order_effect,
@@ -94,6 +152,7 @@ def _section(question: QuestionResult, *, labels: dict[str, str]) -> QuestionSec
         style_effect=(styled_fit.covariate_effects or [None])[0] if styled_fit else None,
         style_problems=(styled.problems if styled else []) + (styled_fit.problems if styled_fit else []),
         by_vignette=question.by_vignette,
+        marks=plots.marks_in_words([question]),
         bias_reduced="maximum_likelihood" in question.alternative_fits,
         bias_reduced_changes=_bias_reduced_changes(question, labels=labels),
     )
@@ -116,3 +175,17 @@ def _bias_reduced_changes(question: QuestionResult, *, labels: dict[str, str]) -
         if not unchanged:
             changes.append(EstimateChange(labels.get(reported.item, reported.item), beside.estimate, reported.estimate))
     return changes
+
+
+def refit_said(asked: RefitRequest) -> tuple[bool, str]:
+    """(is it bad news, what to tell the researcher) after "Refit now": refitted (with when), queued, or not."""
+    run = asked.run
+    if asked.outcome == RefitOutcome.RAN and run is not None:
+        if run.status != AnalysisRun.Status.DONE:
+            return True, f"The refit ran here (no task queue is configured) and failed: {run.error}"
+        finished = run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
+        return False, (
+            f"Refitted: run {run.pk} finished at {finished} on {run.n_judgments} valid judgments, shown below. "
+            "(No task queue is configured, so the refit ran in this request.)"
+        )
+    return asked.outcome == RefitOutcome.UNREACHABLE, asked.message

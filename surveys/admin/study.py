@@ -27,7 +27,7 @@ from .prolific_actions import PROLIFIC_ACTIONS
 class QuestionInline(FrozenWhenLive, admin.TabularInline):
     model = Question
     extra = 0
-    fields = ["position", "key", "text", "translations"]
+    fields = ["position", "key", "label", "text", "translations"]
 
 
 class VignetteInline(FrozenWhenLive, admin.StackedInline):

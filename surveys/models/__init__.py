@@ -13,6 +13,7 @@ from .study import (
     DEFAULT_ATTENTION_OPTIONS,
     DEFAULT_ATTENTION_PROMPT,
     MAX_FEATURES,
+    METHOD_QUESTION_LABELS,
     WEIGHT_TOTAL,
     Answer,
     AnswerQuerySet,
@@ -21,12 +22,14 @@ from .study import (
     Study,
     System,
     Vignette,
+    question_label,
 )
 
 __all__ = [
     "DEFAULT_ATTENTION_OPTIONS",
     "DEFAULT_ATTENTION_PROMPT",
     "MAX_FEATURES",
+    "METHOD_QUESTION_LABELS",
     "WEIGHT_TOTAL",
     "Answer",
     "AnswerQuerySet",
@@ -47,4 +50,5 @@ __all__ = [
     "System",
     "Vignette",
     "new_invitation_token",
+    "question_label",
 ]

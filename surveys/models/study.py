@@ -203,9 +203,29 @@ class Study(models.Model):
 
 # Orderings name foreign keys by their _id column: ordering by the relation itself would join up the
 # chain to Study (and its own ordering) on every query that does not order for itself.
+# Short labels of the method's five questions, for studies whose questions have no label of their own.
+METHOD_QUESTION_LABELS = {
+    "features": "Features",
+    "weighting": "Weighting",
+    "reasons": "Reasons",
+    "conclusion": "Conclusion",
+    "additional_info": "Additional information",
+}
+
+
+def question_label(key: str, label: str = "") -> str:
+    """A question's short label: its own, the method's for its key, else the key in words."""
+    return label or METHOD_QUESTION_LABELS.get(key) or key.replace("_", " ").replace("-", " ").capitalize()
+
+
 class Question(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=64)
+    label = models.CharField(
+        max_length=60,
+        blank=True,
+        help_text="A short name for headings and plots, e.g. “Weighting”. Empty: the method's name for the key.",
+    )
     text = models.TextField()
     translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)
@@ -216,6 +236,10 @@ class Question(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    @property
+    def short_label(self) -> str:
+        return question_label(self.key, self.label)
 
     def clean(self):
         super().clean()

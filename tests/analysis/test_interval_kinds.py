@@ -43,7 +43,8 @@ def test_the_dashboard_says_which_interval_answers_which_question(staff_client, 
     page = staff_client.get("/dashboard/judged/").content.decode()
     for heading in ("Bootstrap CI", "Judge × answer robust CI", "Judge × answer bootstrap CI", "Bias-reduced (Firth)"):
         assert f'<th scope="col">{heading}</th>' in page
-    assert "Which interval answers which question: 95% CI (Wald) treats every judgment as independent;" in page
+    assert "Which interval answers which question" in page
+    assert "<li>95% CI (Wald): treats every judgment as independent, so it is the narrowest" in page
     assert "Bootstrap CI: Judges: would another sample of judges" in page
     assert "Judge × answer robust CI: Judges and answers: would other judges" in page
 

@@ -82,5 +82,7 @@ def test_the_api_button_without_a_broker_answers_201_with_the_run(api, judged, n
 def test_the_dashboard_button_without_a_broker_shows_the_new_run(client, researcher, judged, no_broker):
     page = client.post("/dashboard/judged/refit/", follow=True).content.decode()
     run = AnalysisRun.objects.get()
-    assert f"ran now: run {run.pk}, done." in page
+    finished = run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
+    assert f"Refitted: run {run.pk} finished at {finished}" in page
+    assert "queued" not in page
     assert run.requested_by == researcher

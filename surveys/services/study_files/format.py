@@ -199,6 +199,7 @@ SETTING_BLOCKS = {
 class QuestionEntry(FileObject):
     fills = Question
     key: RequiredText
+    label: Text = Field("", exclude_if=lambda value: not value)  # written only when set
     text: RequiredText
     translations: _translations_of(Question)
 
