@@ -6,6 +6,17 @@ from django.utils.html import format_html, format_html_join
 from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
 from ..services.participation import Event, apply_event
 
+# The demographics page's answers by key (surveys/forms/judging.py), as a researcher reads them.
+DEMOGRAPHIC_LABELS = {
+    "gender": "Gender",
+    "gender_specify": "Gender, in their words",
+    "age": "Age",
+    "religion": "Religion",
+    "religion_specify": "Religion, in their words",
+    "education": "Education",
+    "country": "Country of residence",
+}
+
 
 @admin.register(Cell)
 class CellAdmin(admin.ModelAdmin):
@@ -53,7 +64,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     ]
     list_filter = ["study", "status", "exclusion", "is_preview"]
     search_fields = ["prolific_pid", "session_id"]
-    readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "judgments_table"]
+    readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "about_them", "judgments_table"]
     inlines = [AssignmentInline]
     actions = ["exclude_by_researcher"]
 
@@ -63,7 +74,8 @@ class ParticipantAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # A status or exclusion typed in here would leave the cells' counters as they were (an excluded
         # judge's places never reopened): everything is shown, and excluding is the action below.
-        fields = [f.name for f in Participant._meta.fields if f.name != "id"]
+        # Flags and demographics are stored as JSON: shown once each, in words (quality_flags, about_them).
+        fields = [f.name for f in Participant._meta.fields if f.name not in ("id", "flags", "demographics")]
         return [*fields, *(name for name in self.readonly_fields if name not in fields)]
 
     @admin.action(
@@ -94,6 +106,18 @@ class ParticipantAdmin(admin.ModelAdmin):
                 "", "<li><strong>{}</strong>: {}</li>", ((f["code"], f["reason"]) for f in participant.flags)
             ),
         )
+
+    @admin.display(description="Demographics")
+    def about_them(self, participant: Participant) -> str:
+        answers = [
+            (DEMOGRAPHIC_LABELS.get(key, key.replace("_", " ").capitalize()), value)
+            for key, value in (participant.demographics or {}).items()
+            if value not in ("", None)
+        ]
+        if not answers:
+            return "Not given yet"
+        rows = format_html_join("", '<tr><th scope="row">{}</th><td>{}</td></tr>', answers)
+        return format_html('<table class="mj-demographics"><tbody>{}</tbody></table>', rows)
 
     @admin.display(description="Judgments (page, question, side picked, winner, seconds on page)")
     def judgments_table(self, participant: Participant) -> str:
