@@ -194,3 +194,41 @@ def test_a_live_studys_language_and_translations_are_frozen_with_it():
     for field in ("language", "translations"):
         with pytest.raises(StudyFrozen):
             check_editable(study, [field])
+
+
+def _link(slug: str, pid: str = "5f0c8a1b2c3d4e5f6a7b8c9d", session: str = "70aa11bb22cc33dd44ee55ff") -> str:
+    return f"/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID={session}"
+
+
+@pytest.mark.django_db
+def test_a_german_studys_entry_refusals_are_in_german(client, settings):
+    from django.test import Client
+
+    from surveys.services.lifecycle import close_study
+
+    draft = make_study(slug="entwurf", language="de")
+    response = client.get(_link(draft.slug))
+    assert response.status_code == 400
+    assert "Diese Studie ist für Teilnehmende derzeit nicht geöffnet." in text(response)
+    close_study(study=go_live(study=make_study(slug="zu", language="de")))
+    assert "Diese Studie ist für Teilnehmende derzeit nicht geöffnet." in text(Client().get(_link("zu")))
+
+    study = go_live(study=make_study(slug="offen", language="de", minimum_seconds=0))
+    Client().get(_link(study.slug))  # one session open in another browser
+    response = Client().get(_link(study.slug, session="71aa11bb22cc33dd44ee55ff"))
+    assert response.status_code == 409
+    assert "Sie haben bereits eine laufende Teilnahme an dieser Studie auf Prolific" in text(response)
+    assert "You already have" not in text(response)
+
+    settings.ENTRY_RATE_LIMIT = "1/10m"
+    Client().get(_link(study.slug, pid="5f0c8a1b2c3d4e5f6a7b8c00", session="72aa11bb22cc33dd44ee55ff"))
+    response = Client().get(_link(study.slug, pid="5f0c8a1b2c3d4e5f6a7b8c01", session="73aa11bb22cc33dd44ee55ff"))
+    assert response.status_code == 429
+    assert "bitte 10 Minuten" in text(response)
+    assert "Too many people" not in text(response)
+
+    response = Client().get(
+        f"/r/{study.slug}/?PROLIFIC_PID={'5f0c8a1b2c3d4e5f6a7b8c02'}&STUDY_ID={'6' * 24}&SESSION_ID={'7' * 24}"
+    )
+    assert response.status_code == 429
+    assert "bitte 10 Minuten" in text(response)
