@@ -66,6 +66,13 @@ class FeatureInline(admin.TabularInline):
     fields = ["position", "feature", "weight", "reason"]
     readonly_fields = ["position"]  # given by the rows' order when saved
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # Five rows on one screen: a feature's name is a line or two, its reason a few (the page's CSS sets widths).
+        rows = {"feature": 2, "reason": 3}
+        if db_field.name in rows:
+            kwargs["widget"] = forms.Textarea(attrs={"rows": rows[db_field.name], "cols": 30})
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
     def _frozen(self, answer) -> bool:
         return answer is not None and is_frozen(answer.vignette.study)
 
