@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 
 from surveys.models import Answer, Participant, System
 from surveys.services.answers import FeatureIn, replace_features
+from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 
 WIDTH = 1280
@@ -70,6 +71,11 @@ def _signed_in_page(browser_context, live_server):
     return page
 
 
+def _scroll_width(page, url: str) -> int:
+    page.goto(url)
+    return page.evaluate("document.documentElement.scrollWidth")
+
+
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
 def test_the_study_answer_and_participant_pages_fit_1280_px_with_eight_systems(live_server, browser_context):
@@ -84,10 +90,13 @@ def test_the_study_answer_and_participant_pages_fit_1280_px_with_eight_systems(l
         "answers list": "/admin/surveys/answer/",
     }
     page = _signed_in_page(browser_context, live_server)
-    widths = {}
-    for name, path in pages.items():
-        page.goto(live_server.url + path)
-        widths[name] = page.evaluate("document.documentElement.scrollWidth")
+    widths = {name: _scroll_width(page, live_server.url + path) for name, path in pages.items()}
+    go_live(study=study)  # its parts shown read-only, as text
+    participant = Participant.objects.filter(study=study).first()
+    widths["live study page"] = _scroll_width(page, f"{live_server.url}/admin/surveys/study/{study.pk}/change/")
+    widths["participant page"] = _scroll_width(
+        page, f"{live_server.url}/admin/surveys/participant/{participant.pk}/change/"
+    )
     print(f"scroll width at {WIDTH} px: {widths}")  # shown with -s: the numbers behind the assertion
     assert {name: width for name, width in widths.items() if width > WIDTH} == {}
 
