@@ -232,3 +232,25 @@ def test_a_german_studys_entry_refusals_are_in_german(client, settings):
     )
     assert response.status_code == 429
     assert "bitte 10 Minuten" in text(response)
+
+
+@pytest.mark.django_db
+def test_an_experts_invitation_refusals_are_in_the_studys_language():
+    from django.test import Client
+    from django.urls import reverse
+
+    from surveys.services.answering import create_invitation
+    from surveys.services.invitations import revoke_invitation
+    from tests.surveys.test_respondents import answering_study
+
+    study = answering_study(m=2)
+    study.language = "de"
+    study.save()
+    invitation = create_invitation(study=study, system=study.systems.get(key="phil"), label="Prof. X")
+    url = reverse("surveys:answering-invitation", args=[study.slug, invitation.token])
+    Client().get(url)  # bound to the first browser
+    response = Client().get(url)
+    assert response.status_code == 403
+    assert "Diese Einladung wird bereits verwendet; bitten Sie die Forschenden um einen neuen Link." in text(response)
+    revoke_invitation(invitation=invitation)
+    assert "Diese Einladung wurde zurückgezogen" in text(Client().get(url))
