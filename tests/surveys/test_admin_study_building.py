@@ -131,3 +131,15 @@ def test_every_named_constraint_says_in_words_what_it_means():
             assert constraint.violation_error_message != BaseConstraint.default_violation_error_message, constraint.name
             assert constraint.name not in message
             assert message.endswith(".")
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("researcher")
+def test_two_new_systems_with_one_key_are_said_in_words_before_anything_is_saved(client):
+    _, data = _form_data(client, ADD)
+    data.update({"name": "Pilot", "slug": "pilot"})
+    _with_systems(data, ("gpt", "GPT", "human"), ("gpt", "GPT again", "human"))
+    page = client.post(ADD, data).content.decode()
+    assert "Two systems have the same key: each system needs its own key." in page
+    assert "Constraint" not in page
+    assert not Study.objects.filter(slug="pilot").exists()
