@@ -254,3 +254,19 @@ def test_an_experts_invitation_refusals_are_in_the_studys_language():
     assert "Diese Einladung wird bereits verwendet; bitten Sie die Forschenden um einen neuen Link." in text(response)
     revoke_invitation(invitation=invitation)
     assert "Diese Einladung wurde zurückgezogen" in text(Client().get(url))
+
+
+@pytest.mark.django_db
+def test_an_answer_writers_other_session_is_refused_in_the_studys_language():
+    from django.test import Client
+
+    from tests.surveys.test_respondents import answering_study
+
+    study = answering_study(m=2)
+    study.language = "de"
+    study.save()
+    link = "/r/{}/?PROLIFIC_PID=5f0c8a1b2c3d4e5f6a7b8c9d&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID={}"
+    Client().get(link.format(study.slug, "70aa11bb22cc33dd44ee55ff"))
+    response = Client().get(link.format(study.slug, "71aa11bb22cc33dd44ee55ff"))
+    assert response.status_code == 409
+    assert "Sie haben bereits eine laufende Teilnahme an dieser Studie auf Prolific" in text(response)
