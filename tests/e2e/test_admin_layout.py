@@ -97,6 +97,8 @@ def test_the_study_answer_and_participant_pages_fit_1280_px_with_eight_systems(l
     widths["participant page"] = _scroll_width(
         page, f"{live_server.url}/admin/surveys/participant/{participant.pk}/change/"
     )
+    for name in ["cell", "judgment", "respondent", "invitation", "prolificevent"]:
+        widths[f"{name} list"] = _scroll_width(page, f"{live_server.url}/admin/surveys/{name}/")
     print(f"scroll width at {WIDTH} px: {widths}")  # shown with -s: the numbers behind the assertion
     assert {name: width for name, width in widths.items() if width > WIDTH} == {}
 
