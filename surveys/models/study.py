@@ -221,7 +221,11 @@ class Study(models.Model):
                 name="study_vignettes_per_participant_positive",
                 violation_error_message="Vignettes per participant must be at least 1.",
             ),
-            models.CheckConstraint(condition=Q(prolific_hourly_rate__gt=0), name="study_prolific_hourly_rate_positive"),
+            models.CheckConstraint(
+                condition=Q(prolific_hourly_rate__gt=0),
+                name="study_prolific_hourly_rate_positive",
+                violation_error_message="The hourly rate must be more than 0.",
+            ),
         ]
 
     def __str__(self) -> str:

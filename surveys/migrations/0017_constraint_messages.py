@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0015_study_bias_reduced'),
+        ('surveys', '0016_prolific_draft'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -163,5 +163,10 @@ class Migration(migrations.Migration):
             model_name='vignette',
             name='vignette_key_unique_in_study',
             constraint=models.UniqueConstraint(fields=('study', 'key'), name='vignette_key_unique_in_study', violation_error_message='Another vignette of this study already has this key: each vignette needs its own key.'),
+        ),
+        migrations.AlterConstraint(
+            model_name='study',
+            name='study_prolific_hourly_rate_positive',
+            constraint=models.CheckConstraint(condition=models.Q(('prolific_hourly_rate__gt', 0)), name='study_prolific_hourly_rate_positive', violation_error_message='The hourly rate must be more than 0.'),
         ),
     ]
