@@ -2,21 +2,11 @@
 
 from django import forms
 from django.contrib import admin
-from django.db.models import BaseConstraint
 
-from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature
-from ..services.answers import MIN_WEIGHT, check_same_study, validate_features
+from ..models import Answer, Feature
+from ..services.answers import check_same_study, validate_features
 from ..services.freezing import is_frozen
 from ..services.shapes import ShapeError, describe, sentence
-
-# What each database rule means, for a researcher who breaks it on a form: never the rule's name.
-CONSTRAINTS_IN_WORDS = {
-    "feature_at_most_five": f"An answer has at most {MAX_FEATURES} features, in positions 1 to {MAX_FEATURES}.",
-    "feature_weight_0_100": f"A weight is a whole number from {MIN_WEIGHT} to {WEIGHT_TOTAL}.",
-    "feature_position_unique": "Two features of an answer cannot share a position.",
-    "answer_sample_positive": "The sample number is a whole number of at least 1.",
-    "answer_one_selected_per_cell": "Another answer is already the one judges see for this system and vignette.",
-}
 
 
 def _with_study(part) -> str:
@@ -24,23 +14,9 @@ def _with_study(part) -> str:
     return f"{part} ({part.study.slug})"
 
 
-class ConstraintsInWords:
-    """A model form that says a broken database rule in words instead of "Constraint “…” is violated"."""
-
-    def full_clean(self):
-        super().full_clean()
-        for errors in (self._errors or {}).values():
-            errors.data = [self._in_words(error) for error in errors.as_data()]
-
-    def _in_words(self, error: forms.ValidationError) -> forms.ValidationError:
-        for constraint in self._meta.model._meta.constraints:
-            if " ".join(error.messages) == BaseConstraint.default_violation_error_message % {"name": constraint.name}:
-                words = CONSTRAINTS_IN_WORDS.get(constraint.name, "These values break a rule of the study's data.")
-                return forms.ValidationError(words)
-        return error
-
-
-class FeatureForm(ConstraintsInWords, forms.ModelForm):  # the inline gives it its model and fields
+# A broken database rule reaches the form in words naming the field: each constraint's
+# violation_error_message (surveys/models), checked by the model form's validate_constraints.
+class FeatureForm(forms.ModelForm):  # the inline gives it its model and fields
     def has_changed(self):
         # A row whose position the formset renumbered must be saved even when nothing typed changed.
         return super().has_changed() or (
@@ -90,6 +66,13 @@ class FeatureInline(admin.TabularInline):
     fields = ["position", "feature", "weight", "reason"]
     readonly_fields = ["position"]  # given by the rows' order when saved
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # Five rows on one screen: a feature's name is a line or two, its reason a few (the page's CSS sets widths).
+        rows = {"feature": 2, "reason": 3}
+        if db_field.name in rows:
+            kwargs["widget"] = forms.Textarea(attrs={"rows": rows[db_field.name], "cols": 30})
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
     def _frozen(self, answer) -> bool:
         return answer is not None and is_frozen(answer.vignette.study)
 
@@ -103,7 +86,7 @@ class FeatureInline(admin.TabularInline):
         return not self._frozen(obj) and super().has_delete_permission(request, obj)
 
 
-class AnswerForm(ConstraintsInWords, forms.ModelForm):  # the admin gives it its model and fields
+class AnswerForm(forms.ModelForm):  # the admin gives it its model and fields
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         for name in ("system", "vignette"):

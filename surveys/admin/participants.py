@@ -2,9 +2,21 @@
 
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
+from django.utils.timezone import localtime
 
 from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
 from ..services.participation import Event, apply_event
+
+# The demographics page's answers by key (surveys/forms/judging.py), as a researcher reads them.
+DEMOGRAPHIC_LABELS = {
+    "gender": "Gender",
+    "gender_specify": "Gender, in their words",
+    "age": "Age",
+    "religion": "Religion",
+    "religion_specify": "Religion, in their words",
+    "education": "Education",
+    "country": "Country of residence",
+}
 
 
 @admin.register(Cell)
@@ -40,20 +52,22 @@ class AssignmentInline(admin.TabularInline):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
+    # Nine columns beside the filters in 1280 px: the study by its slug, the start as a short date and time.
     list_display = [
         "prolific_pid",
-        "study",
+        "study_slug",
         "status",
         "exclusion",
         "first_position_share",
         "minutes_judging",
         "prolific_status",
         "review_status",
-        "started_at",
+        "started",
     ]
+    list_select_related = ["study"]
     list_filter = ["study", "status", "exclusion", "is_preview"]
     search_fields = ["prolific_pid", "session_id"]
-    readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "judgments_table"]
+    readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "about_them", "judgments_table"]
     inlines = [AssignmentInline]
     actions = ["exclude_by_researcher"]
 
@@ -63,7 +77,8 @@ class ParticipantAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # A status or exclusion typed in here would leave the cells' counters as they were (an excluded
         # judge's places never reopened): everything is shown, and excluding is the action below.
-        fields = [f.name for f in Participant._meta.fields if f.name != "id"]
+        # Flags and demographics are stored as JSON: shown once each, in words (quality_flags, about_them).
+        fields = [f.name for f in Participant._meta.fields if f.name not in ("id", "flags", "demographics")]
         return [*fields, *(name for name in self.readonly_fields if name not in fields)]
 
     @admin.action(
@@ -80,6 +95,14 @@ class ParticipantAdmin(admin.ModelAdmin):
             messages.SUCCESS,
         )
 
+    @admin.display(description="Study", ordering="study__slug")
+    def study_slug(self, participant: Participant) -> str:
+        return participant.study.slug
+
+    @admin.display(description="Started", ordering="started_at")
+    def started(self, participant: Participant) -> str:
+        return localtime(participant.started_at).strftime("%Y-%m-%d %H:%M")
+
     @admin.display(description="Minutes judging", ordering="seconds_total")
     def minutes_judging(self, participant: Participant) -> str:
         return f"{participant.seconds_total / 60:.1f}"
@@ -94,6 +117,18 @@ class ParticipantAdmin(admin.ModelAdmin):
                 "", "<li><strong>{}</strong>: {}</li>", ((f["code"], f["reason"]) for f in participant.flags)
             ),
         )
+
+    @admin.display(description="Demographics")
+    def about_them(self, participant: Participant) -> str:
+        answers = [
+            (DEMOGRAPHIC_LABELS.get(key, key.replace("_", " ").capitalize()), value)
+            for key, value in (participant.demographics or {}).items()
+            if value not in ("", None)
+        ]
+        if not answers:
+            return "Not given yet"
+        rows = format_html_join("", '<tr><th scope="row">{}</th><td>{}</td></tr>', answers)
+        return format_html('<table class="mj-demographics"><tbody>{}</tbody></table>', rows)
 
     @admin.display(description="Judgments (page, question, side picked, winner, seconds on page)")
     def judgments_table(self, participant: Participant) -> str:

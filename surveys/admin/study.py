@@ -8,7 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ..models import Answer, Question, Study, System, Vignette
+from ..models import DEFAULT_ATTENTION_OPTIONS, METHOD_QUESTIONS, Answer, Question, Study, System, Vignette
 from ..prolific import POLICY_HELP, ProlificError, reconcile_study, review_submissions
 from ..services.answers import select_answer
 from ..services.freezing import (
@@ -24,14 +24,55 @@ from .frozen import FrozenWhenLive, attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
 
 
+class StudyPartFormSet(forms.BaseInlineFormSet):
+    """The rows of a study's questions, vignettes or systems: two with one key are named as such."""
+
+    def get_unique_error_message(self, unique_check):
+        if "key" in unique_check:
+            meta = self.model._meta
+            return f"Two {meta.verbose_name_plural} have the same key: each {meta.verbose_name} needs its own key."
+        return super().get_unique_error_message(unique_check)
+
+
+class QuestionForm(forms.ModelForm):
+    def has_changed(self):
+        # A new study's prefilled question is saved as shown, untouched; one whose key and text were
+        # both cleared is left out (a new row has no delete box).
+        if self.instance.pk is None and self.initial:
+            return any(self.data.get(self.add_prefix(name), "").strip() for name in ("key", "text"))
+        return super().has_changed()
+
+
 class QuestionInline(FrozenWhenLive, admin.TabularInline):
     model = Question
+    form = QuestionForm
+    formset = StudyPartFormSet
     extra = 0
     fields = ["position", "key", "label", "text", "translations"]
+
+    def get_extra(self, request, obj=None, **kwargs):
+        return len(METHOD_QUESTIONS) if obj is None else 0  # a new study: the method's five, prefilled
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        compact = {
+            "position": forms.NumberInput(attrs={"class": "mj-position"}),
+            "key": forms.TextInput(attrs={"size": 14}),
+            "text": forms.Textarea(attrs={"rows": 2, "cols": 60}),
+            "translations": forms.Textarea(attrs={"rows": 2, "cols": 24}),
+        }
+        if db_field.name in compact:
+            kwargs["widget"] = compact[db_field.name]
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+
+def method_questions() -> list[dict]:
+    """The initial rows of a new study's questions inline: the method's five, in order."""
+    return [{"position": n, "key": key, "text": text} for n, (key, text) in enumerate(METHOD_QUESTIONS, start=1)]
 
 
 class VignetteInline(FrozenWhenLive, admin.StackedInline):
     model = Vignette
+    formset = StudyPartFormSet
     extra = 0
     fields = [("position", "key", "character"), "source", "text", "translations"]
     show_change_link = True
@@ -39,16 +80,17 @@ class VignetteInline(FrozenWhenLive, admin.StackedInline):
 
 class SystemInline(FrozenWhenLive, admin.TabularInline):
     model = System
+    formset = StudyPartFormSet
     extra = 0
     fields = ["position", "key", "label", "kind", "provider", "model", "base_url", "api_key_env", "parameters"]
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         # Nine columns side by side: compact widgets keep the row within the page.
         compact = {
-            "position": forms.NumberInput(attrs={"style": "width:4em"}),
-            **{name: forms.TextInput(attrs={"size": 14}) for name in ["key", "label", "model", "api_key_env"]},
-            "base_url": forms.URLInput(attrs={"size": 24}),
-            "parameters": forms.Textarea(attrs={"rows": 2, "cols": 24}),
+            "position": forms.NumberInput(attrs={"class": "mj-position"}),
+            **{name: forms.TextInput(attrs={"size": 12}) for name in ["key", "label", "model", "api_key_env"]},
+            "base_url": forms.URLInput(attrs={"size": 16}),
+            "parameters": forms.Textarea(attrs={"rows": 2, "cols": 16}),
         }
         if db_field.name in compact:
             kwargs["widget"] = compact[db_field.name]
@@ -65,10 +107,34 @@ class StudyForm(forms.ModelForm):
         "the correct choice is the second. Empty ([]): these two."
     )
 
+    # A new study has no systems to choose from yet: the reference is named by the key of a system
+    # typed into the Systems rows of the same page, and set once they are saved (StudyAdmin.save_related).
+    reference_key = forms.CharField(
+        label="Reference system",
+        required=False,
+        max_length=64,
+        help_text=(
+            "The key of one of the systems you enter under Systems below, e.g. lay-human. Estimates are reported "
+            "relative to it (the method: lay humans). A key, because the systems do not exist until the study "
+            "is saved; afterwards you choose it from the study's systems. May be left empty until going live."
+        ),
+    )
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if "attention_options" in self.fields:
             self.fields["attention_options"].help_text = self.ATTENTION_HELP
+
+    def clean_reference_key(self):
+        key = self.cleaned_data["reference_key"].strip()
+        entered = systems_entered(self.data)
+        if key and key not in entered:
+            listed = ", ".join(entered) if entered else "none yet"
+            raise ValidationError(
+                f"No system under Systems has the key '{key}' (keys entered: {listed}). "
+                "Give the key of one of them, or leave this empty and choose after saving."
+            )
+        return key
 
     def clean_attention_options(self):
         # Anything but [] or two texts would silently show judges the default options instead.
@@ -79,6 +145,16 @@ class StudyForm(forms.ModelForm):
         if not (two_texts and all(isinstance(o, str) and o.strip() for o in options)):
             raise ValidationError('Give exactly two options as a JSON list of texts, e.g. ["No", "Yes"], or [].')
         return options
+
+
+def systems_entered(data) -> list[str]:
+    """The keys typed into the systems inline of a posted study form (rows not marked for deletion)."""
+    keys = []
+    for index in range(int(data.get("systems-TOTAL_FORMS") or 0)):
+        key = (data.get(f"systems-{index}-key") or "").strip()
+        if key and not data.get(f"systems-{index}-DELETE"):
+            keys.append(key)
+    return keys
 
 
 @admin.register(Study)
@@ -190,6 +266,43 @@ class StudyAdmin(admin.ModelAdmin):
         return [{"changed": {"fields": fields}}] + [
             item for item in message if "changed" not in item or item["changed"].get("object")
         ]
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if not self._names_reference_by_key(obj):
+            return fieldsets
+        (name, options), *rest = fieldsets
+        fields = ["reference_key" if field == "reference_system" else field for field in options["fields"]]
+        description = (
+            "A new study starts with the method's five questions and its attention check, below: edit them, "
+            "or clear a question's key and text to leave it out."
+            if obj is None
+            else None
+        )
+        return [(name, {**options, "fields": fields, "description": description}), *rest]
+
+    @staticmethod
+    def _names_reference_by_key(study: Study | None) -> bool:
+        # Until the study has systems there is nothing to pick from a list.
+        return study is None or (not is_frozen(study) and not study.systems.exists())
+
+    def get_changeform_initial_data(self, request):
+        # The attention check's options shown as they will be asked (the default ones are translated).
+        return {"attention_options": DEFAULT_ATTENTION_OPTIONS, **super().get_changeform_initial_data(request)}
+
+    def get_formset_kwargs(self, request, obj, inline, prefix):
+        kwargs = super().get_formset_kwargs(request, obj, inline, prefix)
+        if isinstance(inline, QuestionInline) and obj.pk is None:
+            kwargs["initial"] = method_questions()
+        return kwargs
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        key = form.cleaned_data.get("reference_key")
+        if key:  # checked against the systems rows by the form: they are saved now
+            study = form.instance
+            study.reference_system = study.systems.get(key=key)
+            study.save(update_fields=["reference_system"])
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)

@@ -46,7 +46,13 @@ class Invitation(models.Model):
 
     class Meta:
         ordering = ["study_id", "-created_at"]
-        constraints = [models.UniqueConstraint(fields=["token"], name="invitation_token_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["token"],
+                name="invitation_token_unique",
+                violation_error_message="Another invitation already has this token.",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.label or f"invitation {self.pk}"
@@ -79,13 +85,21 @@ class Respondent(models.Model):
         ordering = ["study_id", "-started_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["study", "prolific_pid"], condition=~Q(prolific_pid=""), name="respondent_once_per_study"
+                fields=["study", "prolific_pid"],
+                condition=~Q(prolific_pid=""),
+                name="respondent_once_per_study",
+                violation_error_message="This Prolific participant (PROLIFIC_PID) already writes answers in this study.",
             ),
             models.UniqueConstraint(
-                fields=["invitation"], condition=Q(invitation__isnull=False), name="respondent_once_per_invitation"
+                fields=["invitation"],
+                condition=Q(invitation__isnull=False),
+                name="respondent_once_per_invitation",
+                violation_error_message="This invitation already has its respondent: an invitation admits one person.",
             ),
             models.CheckConstraint(
-                condition=~Q(prolific_pid="") | Q(invitation__isnull=False), name="respondent_has_pid_or_invitation"
+                condition=~Q(prolific_pid="") | Q(invitation__isnull=False),
+                name="respondent_has_pid_or_invitation",
+                violation_error_message="A respondent needs a Prolific participant id (PROLIFIC_PID) or an invitation.",
             ),
         ]
         indexes = [
@@ -111,10 +125,21 @@ class RespondentTask(models.Model):
     class Meta:
         ordering = ["respondent_id", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["respondent", "vignette"], name="respondent_task_vignette_once"),
-            models.UniqueConstraint(fields=["respondent", "position"], name="respondent_task_position_unique"),
             models.UniqueConstraint(
-                fields=["answer"], condition=Q(answer__isnull=False), name="respondent_task_answer_once"
+                fields=["respondent", "vignette"],
+                name="respondent_task_vignette_once",
+                violation_error_message="This respondent already has this vignette to write about.",
+            ),
+            models.UniqueConstraint(
+                fields=["respondent", "position"],
+                name="respondent_task_position_unique",
+                violation_error_message="This respondent already has a vignette at this position.",
+            ),
+            models.UniqueConstraint(
+                fields=["answer"],
+                condition=Q(answer__isnull=False),
+                name="respondent_task_answer_once",
+                violation_error_message="This answer already belongs to another respondent's task.",
             ),
         ]
         indexes = [

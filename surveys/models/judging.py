@@ -27,11 +27,21 @@ class Cell(models.Model):
     class Meta:
         ordering = ["study_id", "vignette_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["vignette", "answer_a", "answer_b"], name="cell_pair_unique_per_vignette"),
-            models.CheckConstraint(
-                condition=Q(completed__lte=F("target") - F("reserved")), name="cell_never_overfilled"
+            models.UniqueConstraint(
+                fields=["vignette", "answer_a", "answer_b"],
+                name="cell_pair_unique_per_vignette",
+                violation_error_message="This vignette already has a cell for these two answers.",
             ),
-            models.CheckConstraint(condition=~Q(answer_a=F("answer_b")), name="cell_two_different_answers"),
+            models.CheckConstraint(
+                condition=Q(completed__lte=F("target") - F("reserved")),
+                name="cell_never_overfilled",
+                violation_error_message="A cell's completed and reserved places cannot together exceed its target.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(answer_a=F("answer_b")),
+                name="cell_two_different_answers",
+                violation_error_message="A cell compares two different answers (answer A and answer B).",
+            ),
         ]
         indexes = [
             # Allocation: "cells of this study's vignette with room, least filled first".
@@ -127,16 +137,22 @@ class Participant(models.Model):
         ordering = ["study_id", "-started_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["study", "prolific_pid", "session_id"], name="participant_once_per_session"
+                fields=["study", "prolific_pid", "session_id"],
+                name="participant_once_per_session",
+                violation_error_message="This Prolific participant (PROLIFIC_PID) already entered this study in this session (SESSION_ID).",
             ),
             # One open session per person: a new SESSION_ID only once Prolific ended the earlier one.
             models.UniqueConstraint(
                 fields=["study", "prolific_pid"],
                 condition=~Q(status__in=["returned", "timed-out"]),
                 name="participant_one_open_session",
+                violation_error_message="This Prolific participant (PROLIFIC_PID) already has an open session of this study.",
             ),
             models.UniqueConstraint(
-                fields=["session_id"], condition=~Q(session_id=""), name="participant_session_unique"
+                fields=["session_id"],
+                condition=~Q(session_id=""),
+                name="participant_session_unique",
+                violation_error_message="This Prolific session (SESSION_ID) already belongs to another participant.",
             ),
         ]
         indexes = [
@@ -195,9 +211,15 @@ class Assignment(models.Model):
         ordering = ["participant_id", "position"]
         constraints = [
             models.UniqueConstraint(
-                fields=["participant", "vignette"], name="assignment_vignette_once_per_participant"
+                fields=["participant", "vignette"],
+                name="assignment_vignette_once_per_participant",
+                violation_error_message="This participant already has a page with this vignette.",
             ),
-            models.UniqueConstraint(fields=["participant", "position"], name="assignment_position_unique"),
+            models.UniqueConstraint(
+                fields=["participant", "position"],
+                name="assignment_position_unique",
+                violation_error_message="This participant already has a page at this position.",
+            ),
         ]
         indexes = [
             # Expiry sweep: "reserved assignments whose reservation has run out".
@@ -242,8 +264,16 @@ class Judgment(models.Model):
     class Meta:
         ordering = ["assignment_id", "question_id"]
         constraints = [
-            models.UniqueConstraint(fields=["assignment", "question"], name="judgment_once_per_question"),
-            models.CheckConstraint(condition=~Q(winner=F("loser")), name="judgment_winner_is_not_loser"),
+            models.UniqueConstraint(
+                fields=["assignment", "question"],
+                name="judgment_once_per_question",
+                violation_error_message="This page already has a judgment on this question.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(winner=F("loser")),
+                name="judgment_winner_is_not_loser",
+                violation_error_message="The winner and the loser of a judgment are two different answers.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -18,7 +18,13 @@ class ProlificEvent(models.Model):
 
     class Meta:
         ordering = ["-received_at"]
-        constraints = [models.UniqueConstraint(fields=["event_id"], name="prolific_event_once")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["event_id"],
+                name="prolific_event_once",
+                violation_error_message="This Prolific event (event id) has already been received.",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.resource_id} → {self.status}"

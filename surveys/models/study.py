@@ -37,6 +37,35 @@ def check_translations(row: models.Model) -> None:
 
 DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext_noop("I read the answers carefully")]
 
+# The method's five questions, by key, in the method's order (what a new study in the admin starts with).
+# The source study asked about "participants" (tests/fixtures/paper); these are the demo's and the example
+# study file's wording of the same five questions, which fits answers written by models and people alike.
+METHOD_QUESTIONS = [
+    (
+        "features",
+        "Which of the two answers did a better job of picking out the features of the situation that matter morally?",
+    ),
+    (
+        "weighting",
+        "Which of the two answers did a better job of judging how much each of its moral features should count "
+        "compared with the others?",
+    ),
+    (
+        "reasons",
+        "Given the features each answer picked out, which one did a better job of explaining why those features matter?",
+    ),
+    (
+        "conclusion",
+        "Which of the two answers did a better job of bringing its reasons together into a clear overall verdict "
+        "about what should be done?",
+    ),
+    (
+        "additional_info",
+        "Which of the two answers did a better job of pointing out further information that would change or sharpen "
+        "the moral judgement?",
+    ),
+]
+
 
 class Study(models.Model):
     class Status(models.TextChoices):
@@ -182,11 +211,21 @@ class Study(models.Model):
         verbose_name_plural = "studies"
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(repetitions__gte=1), name="study_repetitions_positive"),
             models.CheckConstraint(
-                condition=Q(vignettes_per_participant__gte=1), name="study_vignettes_per_participant_positive"
+                condition=Q(repetitions__gte=1),
+                name="study_repetitions_positive",
+                violation_error_message="Repetitions must be at least 1: each cell needs at least one complete assignment.",
             ),
-            models.CheckConstraint(condition=Q(prolific_hourly_rate__gt=0), name="study_prolific_hourly_rate_positive"),
+            models.CheckConstraint(
+                condition=Q(vignettes_per_participant__gte=1),
+                name="study_vignettes_per_participant_positive",
+                violation_error_message="Vignettes per participant must be at least 1.",
+            ),
+            models.CheckConstraint(
+                condition=Q(prolific_hourly_rate__gt=0),
+                name="study_prolific_hourly_rate_positive",
+                violation_error_message="The hourly rate must be more than 0.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -232,7 +271,13 @@ class Question(models.Model):
 
     class Meta:
         ordering = ["study_id", "position", "id"]
-        constraints = [models.UniqueConstraint(fields=["study", "key"], name="question_key_unique_in_study")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "key"],
+                name="question_key_unique_in_study",
+                violation_error_message="Another question of this study already has this key: each question needs its own key.",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.key
@@ -257,7 +302,13 @@ class Vignette(models.Model):
 
     class Meta:
         ordering = ["study_id", "position", "id"]
-        constraints = [models.UniqueConstraint(fields=["study", "key"], name="vignette_key_unique_in_study")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "key"],
+                name="vignette_key_unique_in_study",
+                violation_error_message="Another vignette of this study already has this key: each vignette needs its own key.",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.key
@@ -295,10 +346,15 @@ class System(models.Model):
     class Meta:
         ordering = ["study_id", "position", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "key"], name="system_key_unique_in_study"),
+            models.UniqueConstraint(
+                fields=["study", "key"],
+                name="system_key_unique_in_study",
+                violation_error_message="Another system of this study already has this key: each system needs its own key.",
+            ),
             models.CheckConstraint(
                 condition=~Q(kind="llm") | (~Q(provider="") & ~Q(model="")),
                 name="system_llm_has_provider_and_model",
+                violation_error_message="A language-model system needs a provider and a model (a human or expert system needs neither).",
             ),
         ]
 
@@ -343,11 +399,22 @@ class Answer(models.Model):
     class Meta:
         ordering = ["vignette_id", "system_id", "sample"]
         constraints = [
-            models.UniqueConstraint(fields=["system", "vignette", "sample"], name="answer_sample_unique"),
             models.UniqueConstraint(
-                fields=["system", "vignette"], condition=Q(selected=True), name="answer_one_selected_per_cell"
+                fields=["system", "vignette", "sample"],
+                name="answer_sample_unique",
+                violation_error_message="This system already has an answer with this sample number for this vignette: choose another sample number.",
             ),
-            models.CheckConstraint(condition=Q(sample__gte=1), name="answer_sample_positive"),
+            models.UniqueConstraint(
+                fields=["system", "vignette"],
+                condition=Q(selected=True),
+                name="answer_one_selected_per_cell",
+                violation_error_message="Another answer is already the one judges see for this system and vignette.",
+            ),
+            models.CheckConstraint(
+                condition=Q(sample__gte=1),
+                name="answer_sample_positive",
+                violation_error_message="The sample number is a whole number of at least 1.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -379,12 +446,21 @@ class Feature(models.Model):
     class Meta:
         ordering = ["answer_id", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["answer", "position"], name="feature_position_unique"),
-            models.CheckConstraint(
-                condition=Q(position__gte=1) & Q(position__lte=MAX_FEATURES), name="feature_at_most_five"
+            models.UniqueConstraint(
+                fields=["answer", "position"],
+                name="feature_position_unique",
+                violation_error_message="Two features of an answer cannot share a position.",
             ),
             models.CheckConstraint(
-                condition=Q(weight__gte=0) & Q(weight__lte=WEIGHT_TOTAL), name="feature_weight_0_100"
+                condition=Q(position__gte=1) & Q(position__lte=MAX_FEATURES),
+                name="feature_at_most_five",
+                violation_error_message=f"An answer has at most {MAX_FEATURES} features, in positions 1 to {MAX_FEATURES}.",
+            ),
+            # The database allows 0 (stored answers may hold one); the services refuse it, so the words say 1.
+            models.CheckConstraint(
+                condition=Q(weight__gte=0) & Q(weight__lte=WEIGHT_TOTAL),
+                name="feature_weight_0_100",
+                violation_error_message=f"A weight is a whole number from 1 to {WEIGHT_TOTAL}.",
             ),
         ]
 

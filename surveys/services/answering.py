@@ -74,7 +74,7 @@ def start_prolific_respondent(
 def _same_session(respondent: Respondent, session_id: str) -> Respondent:
     """A PROLIFIC_PID is no secret (it is in every link): resuming a writer takes their SESSION_ID too."""
     if respondent.session_id != session_id:
-        raise SessionInUse(OTHER_SESSION)
+        raise SessionInUse(gettext(OTHER_SESSION))
     return respondent
 
 

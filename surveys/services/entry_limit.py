@@ -12,6 +12,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from ..models import EntryAttempt
 from .errors import EntryRateLimited
@@ -19,7 +20,7 @@ from .errors import EntryRateLimited
 LIMIT = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smh])\s*$")
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 
-TOO_MANY = (
+TOO_MANY = gettext_noop(
     "Too many people have started this study from your internet connection in the last few minutes. "
     "If you are taking part through Prolific, please wait {minutes} minutes and open the study link again "
     "(your place on Prolific is kept), or contact the researchers through Prolific."
@@ -63,4 +64,4 @@ def admit_entry(address: str) -> None:
     attempt = EntryAttempt.objects.create(address=address, at=now)
     if EntryAttempt.objects.filter(address=address, at__gte=since).count() > limit.entries:
         attempt.delete()
-        raise EntryRateLimited(TOO_MANY.format(minutes=limit.minutes))
+        raise EntryRateLimited(gettext(TOO_MANY).format(minutes=limit.minutes))

@@ -14,13 +14,17 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
+from django.utils.translation import gettext, gettext_noop
 
 from ..models import Invitation, Respondent
 from .answering import start_invited_respondent
 from .errors import EntryRefused
 
 COOKIE_SALT = "surveys.invitation.browser"
-ASK_FOR_A_NEW_LINK = "ask the researcher for a new link"
+# What the expert reads, in the study's language (each a whole sentence, so that it translates as one).
+WITHDRAWN = gettext_noop("This invitation was withdrawn; ask the researcher for a new link.")
+EXPIRED = gettext_noop("This invitation has expired; ask the researcher for a new link.")
+IN_USE = gettext_noop("This invitation is in use; ask the researcher for a new link.")
 
 
 class InvitationInUse(EntryRefused):
@@ -55,10 +59,10 @@ def state(invitation: Invitation, now: datetime | None = None) -> str:
 
 def _check_usable(invitation: Invitation) -> None:
     if invitation.revoked_at:
-        raise InvitationWithdrawn(f"This invitation was withdrawn; {ASK_FOR_A_NEW_LINK}.")
+        raise InvitationWithdrawn(gettext(WITHDRAWN))
     ends = expires_at(invitation)
     if ends and timezone.now() >= ends:
-        raise InvitationWithdrawn(f"This invitation has expired; {ASK_FOR_A_NEW_LINK}.")
+        raise InvitationWithdrawn(gettext(EXPIRED))
 
 
 def _same_browser(invitation: Invitation, browser_key: str | None) -> bool:
@@ -75,7 +79,7 @@ def open_invitation(*, invitation: Invitation, browser_key: str | None) -> tuple
     _check_usable(invitation)
     if invitation.browser_key:
         if not _same_browser(invitation, browser_key):
-            raise InvitationInUse(f"This invitation is in use; {ASK_FOR_A_NEW_LINK}.")
+            raise InvitationInUse(gettext(IN_USE))
     else:
         invitation.browser_key = secrets.token_urlsafe(32)
         invitation.used_at = invitation.used_at or timezone.now()
@@ -89,9 +93,9 @@ def browser_may_continue(respondent: Respondent, browser_key: str | None) -> str
         return None
     invitation = respondent.invitation
     if invitation.revoked_at:
-        return f"This invitation was withdrawn; {ASK_FOR_A_NEW_LINK}."
+        return gettext(WITHDRAWN)
     if not _same_browser(invitation, browser_key):
-        return f"This invitation is in use; {ASK_FOR_A_NEW_LINK}."
+        return gettext(IN_USE)
     return None
 
 

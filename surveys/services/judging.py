@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from ..models import (
     DEFAULT_ATTENTION_OPTIONS,
@@ -48,7 +49,7 @@ class Step:
 
 # A person's earlier session ended on Prolific: only then may the same PROLIFIC_PID start afresh.
 SESSION_ENDED = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT)
-OTHER_SESSION = (
+OTHER_SESSION = gettext_noop(
     "You already have a submission of this study in progress on Prolific, started in another session. "
     "Please continue it in the browser where you started it. To start again instead, first return that "
     "submission on Prolific, then open the study from Prolific once more."
@@ -66,11 +67,11 @@ def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], Non
     if found:
         return found
     if study.prolific_study_id and params.study_id != study.prolific_study_id:
-        raise EntryRefused("This link belongs to a different Prolific study.")
+        raise EntryRefused(gettext("This link belongs to a different Prolific study."))
     if not study.is_live:
-        raise EntryRefused("This study is not open for participants at the moment.")
+        raise EntryRefused(gettext("This study is not open for participants at the moment."))
     if _open_session_of(study, params.pid):
-        raise SessionInUse(OTHER_SESSION)
+        raise SessionInUse(gettext(OTHER_SESSION))
     if admit is not None:
         admit()
     # A study already full turns a new arrival away at once (with the screened-out code), rather than
@@ -93,8 +94,8 @@ def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], Non
         if found:
             return found
         if _open_session_of(study, params.pid):
-            raise SessionInUse(OTHER_SESSION) from None
-        raise EntryRefused("This Prolific submission is already in use.") from None
+            raise SessionInUse(gettext(OTHER_SESSION)) from None
+        raise EntryRefused(gettext("This Prolific submission is already in use.")) from None
 
 
 def _session_participant(study: Study, params: ProlificParams) -> Participant | None:

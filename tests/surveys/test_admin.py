@@ -152,8 +152,8 @@ class _FormFields(HTMLParser):
 def test_the_systems_inline_is_compact_and_still_saves_parameters(client, researcher, study):
     url = reverse("admin:surveys_study_change", args=[study.pk])
     page = client.get(url).content.decode()
-    assert 'name="systems-0-key" value="alpha" size="14"' in page
-    assert '<textarea name="systems-0-parameters" cols="24" rows="2"' in page
+    assert 'name="systems-0-key" value="alpha" size="12"' in page
+    assert '<textarea name="systems-0-parameters" cols="16" rows="2"' in page
     fields = _FormFields()
     fields.feed(page)
     data = {name: value for name, value in fields.data.items() if name != "csrfmiddlewaretoken"}

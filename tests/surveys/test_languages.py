@@ -194,3 +194,79 @@ def test_a_live_studys_language_and_translations_are_frozen_with_it():
     for field in ("language", "translations"):
         with pytest.raises(StudyFrozen):
             check_editable(study, [field])
+
+
+def _link(slug: str, pid: str = "5f0c8a1b2c3d4e5f6a7b8c9d", session: str = "70aa11bb22cc33dd44ee55ff") -> str:
+    return f"/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID={session}"
+
+
+@pytest.mark.django_db
+def test_a_german_studys_entry_refusals_are_in_german(client, settings):
+    from django.test import Client
+
+    from surveys.services.lifecycle import close_study
+
+    draft = make_study(slug="entwurf", language="de")
+    response = client.get(_link(draft.slug))
+    assert response.status_code == 400
+    assert "Diese Studie ist für Teilnehmende derzeit nicht geöffnet." in text(response)
+    close_study(study=go_live(study=make_study(slug="zu", language="de")))
+    assert "Diese Studie ist für Teilnehmende derzeit nicht geöffnet." in text(Client().get(_link("zu")))
+
+    study = go_live(study=make_study(slug="offen", language="de", minimum_seconds=0))
+    Client().get(_link(study.slug))  # one session open in another browser
+    response = Client().get(_link(study.slug, session="71aa11bb22cc33dd44ee55ff"))
+    assert response.status_code == 409
+    assert "Sie haben bereits eine laufende Teilnahme an dieser Studie auf Prolific" in text(response)
+    assert "You already have" not in text(response)
+
+    settings.ENTRY_RATE_LIMIT = "1/10m"
+    Client().get(_link(study.slug, pid="5f0c8a1b2c3d4e5f6a7b8c00", session="72aa11bb22cc33dd44ee55ff"))
+    response = Client().get(_link(study.slug, pid="5f0c8a1b2c3d4e5f6a7b8c01", session="73aa11bb22cc33dd44ee55ff"))
+    assert response.status_code == 429
+    assert "bitte 10 Minuten" in text(response)
+    assert "Too many people" not in text(response)
+
+    response = Client().get(
+        f"/r/{study.slug}/?PROLIFIC_PID={'5f0c8a1b2c3d4e5f6a7b8c02'}&STUDY_ID={'6' * 24}&SESSION_ID={'7' * 24}"
+    )
+    assert response.status_code == 429
+    assert "bitte 10 Minuten" in text(response)
+
+
+@pytest.mark.django_db
+def test_an_experts_invitation_refusals_are_in_the_studys_language():
+    from django.test import Client
+    from django.urls import reverse
+
+    from surveys.services.answering import create_invitation
+    from surveys.services.invitations import revoke_invitation
+    from tests.surveys.test_respondents import answering_study
+
+    study = answering_study(m=2)
+    study.language = "de"
+    study.save()
+    invitation = create_invitation(study=study, system=study.systems.get(key="phil"), label="Prof. X")
+    url = reverse("surveys:answering-invitation", args=[study.slug, invitation.token])
+    Client().get(url)  # bound to the first browser
+    response = Client().get(url)
+    assert response.status_code == 403
+    assert "Diese Einladung wird bereits verwendet; bitten Sie die Forschenden um einen neuen Link." in text(response)
+    revoke_invitation(invitation=invitation)
+    assert "Diese Einladung wurde zurückgezogen" in text(Client().get(url))
+
+
+@pytest.mark.django_db
+def test_an_answer_writers_other_session_is_refused_in_the_studys_language():
+    from django.test import Client
+
+    from tests.surveys.test_respondents import answering_study
+
+    study = answering_study(m=2)
+    study.language = "de"
+    study.save()
+    link = "/r/{}/?PROLIFIC_PID=5f0c8a1b2c3d4e5f6a7b8c9d&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID={}"
+    Client().get(link.format(study.slug, "70aa11bb22cc33dd44ee55ff"))
+    response = Client().get(link.format(study.slug, "71aa11bb22cc33dd44ee55ff"))
+    assert response.status_code == 409
+    assert "Sie haben bereits eine laufende Teilnahme an dieser Studie auf Prolific" in text(response)

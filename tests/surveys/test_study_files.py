@@ -65,9 +65,28 @@ def test_a_file_with_weights_that_do_not_add_up_names_the_answers_features_and_w
     data["answers"][3]["features"][1]["weight"] -= 10
     with pytest.raises(StudyFileError) as caught:
         import_study(data)
-    assert caught.value.errors == ["answers[3].features: weights sum to 90, not 100"]
+    # The answer by its system and vignette, and the weights that make the sum: no one feature is wrong.
+    assert caught.value.errors == [
+        "answers[3].features: weights sum to 90, not 100, in the answer of system 'philosopher' to vignette 'v1' "
+        "(sample 1): 45 (Property rights and the duty of restitution) + 5 (Need as mitigating rather than "
+        "justifying) + 25 (Universalisability) + 15 (Proportionality of the burden of return) = 90. "
+        "Change the weights in this features list so that they add up to 100"
+    ]
     assert Study.objects.count() == 0
     assert Answer.objects.count() == 0
+    assert Feature.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_file_with_one_weight_out_of_range_names_that_feature():
+    data = demo_data()
+    data["answers"][3]["features"][1]["weight"] = 0
+    data["answers"][3]["features"][0]["weight"] += 5
+    with pytest.raises(StudyFileError) as caught:
+        import_study(data)
+    assert caught.value.errors == [
+        "answers[3].features[1].weight: 0 is outside 1–100: every feature named carries some weight"
+    ]
     assert Feature.objects.count() == 0
 
 

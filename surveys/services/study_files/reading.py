@@ -106,7 +106,7 @@ def read_study_file(data: Any) -> StudyFile:
     try:
         study_file = StudyFile.model_validate(data)
     except ShapeError as error:
-        raise StudyFileError([_in_words(problem) for problem in error.errors()]) from None
+        raise StudyFileError([_in_words(problem, data) for problem in error.errors()]) from None
     errors = _reference_errors(study_file)
     if errors:
         raise StudyFileError(errors)
@@ -122,15 +122,27 @@ def check_study_file(data: Any) -> list[str]:
     return []
 
 
-def _in_words(problem) -> str:
+def _in_words(problem, data: dict) -> str:
     loc = tuple(problem["loc"])
     message = describe(problem)
+    if problem["type"] == "weights_total" and loc[:1] == ("answers",):
+        message += _weights_in_words(data["answers"][loc[1]], problem["input"], problem["ctx"])
     if problem["type"] == "extra_forbidden":
         known = _keys_of(_object_at(loc[:-1]))
         what = "setting" if len(loc) == 2 and loc[0] in SETTING_BLOCKS else "key"
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
         message = f"unknown {what} ({f'did you mean {close[0]!r}?' if close else 'known: ' + ', '.join(known)})"
     return f"{_place_in_file(loc, unknown=problem['type'] == 'extra_forbidden')}: {message}"
+
+
+def _weights_in_words(answer: dict, features: list[dict], ctx: dict) -> str:
+    """Which answer, and which weights make its total: no one feature is wrong when the sum is."""
+    terms = " + ".join(f"{feature['weight']} ({feature['feature']})" for feature in features)
+    return (
+        f", in the answer of system '{answer['system']}' to vignette '{answer['vignette']}'"
+        f" (sample {answer.get('sample', 1)}): {terms} = {ctx['total']}."
+        f" Change the weights in this features list so that they add up to {ctx['target']}"
+    )
 
 
 def _place_in_file(loc: tuple, *, unknown: bool = False) -> str:
