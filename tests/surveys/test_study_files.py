@@ -336,3 +336,24 @@ def test_the_format_documentation_names_every_key_of_the_format():
     shapes = [StudyFile, *SETTING_BLOCKS.values(), QuestionEntry, VignetteEntry, SystemEntry, AnswerEntry, FeatureIn]
     keys = {field.alias or name for shape in shapes for name, field in shape.model_fields.items()}
     assert keys - documented == set()
+
+
+@pytest.mark.django_db
+def test_the_prolific_draft_settings_travel_in_the_study_file_and_bad_ones_are_named():
+    data = demo_data()
+    data["prolific"] = {"currency": "USD", "hourly_rate": 12.5, "margin_percent": 15}
+    study = import_study(data)
+    study.refresh_from_db()
+    assert (study.prolific_currency, study.prolific_hourly_rate, study.prolific_margin_percent) == ("USD", 12.5, 15)
+    exported = export_study(study)["prolific"]
+    assert {"currency": "USD", "hourly_rate": 12.5, "margin_percent": 15}.items() <= exported.items()
+
+    for wrong, message in (
+        ({"hourly_rate": "12"}, "prolific.hourly_rate: must be a number such as 9.50, not '12'"),
+        ({"hourly_rate": 0}, "prolific.hourly_rate:"),
+        ({"currency": "EUR"}, "prolific.currency:"),
+        ({"margin_percent": -1}, "prolific.margin_percent:"),
+    ):
+        with pytest.raises(StudyFileError) as caught:
+            import_study(demo_data() | {"slug": "other", "prolific": wrong})
+        assert caught.value.errors[0].startswith(message), caught.value.errors

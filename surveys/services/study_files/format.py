@@ -12,6 +12,7 @@ it, export writes it, the checks follow the model field; describe it in docs/stu
 
 import math
 import re
+from decimal import Decimal
 from typing import Annotated, Any, ClassVar
 
 from django.core.exceptions import FieldDoesNotExist
@@ -19,7 +20,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator, slug_re
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidationInfo
 
@@ -102,6 +103,18 @@ def _fraction(value: Any) -> float:
 Fraction = Annotated[float, BeforeValidator(_fraction)]
 
 
+def _amount(value: Any) -> Decimal:
+    # A JSON number, not a text or true/false; the field's digits and the positive-rate rule are checked after.
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal) or not math.isfinite(value):
+        raise PydanticCustomError("amount", "must be a number such as 9.50, not {value}", {"value": shown(value)})
+    return Decimal(str(value))
+
+
+# Money in a currency's major unit (9.50 is £9.50), written to files as a number.
+Amount = Annotated[Decimal, BeforeValidator(_amount), PlainSerializer(float, return_type=float, when_used="json")]
+Percent = Annotated[WholeNumber, Field(ge=0)]
+
+
 def _two_texts_or_none(value: Any) -> Any:
     # As in the admin: anything but [] or two texts would show judges the default options instead.
     if value is None:
@@ -167,6 +180,10 @@ class ProlificSettings(FileObject):
     answering_full_code: Text = None
     invalid_policy: Text = None
     estimated_minutes: Count = None
+    # What "Create or update Prolific draft" sends (surveys/prolific/drafts.py).
+    prolific_currency: Text = Field(None, alias="currency")
+    prolific_hourly_rate: Annotated[Amount, Field(gt=0)] = Field(None, alias="hourly_rate")
+    prolific_margin_percent: Percent = Field(None, alias="margin_percent")
 
 
 class QualitySettings(FileObject):  # minimum_seconds stays in the design block, where files have always had it
