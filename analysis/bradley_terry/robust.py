@@ -244,7 +244,11 @@ def _dyadic(scores, answer_a, answer_b, within, cadjust) -> np.ndarray:
 def _robust_result(fitted: BTResult, covariance, clusters, answers, df, level) -> RobustResult:
     n_items = len(fitted.item_names)
     estimates = fitted.coefficients()
-    se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    # Inclusion-exclusion can leave a variance at or below 0 (few vignettes): that SE is not estimated
+    # (nan, as R's vcovCL gives), never a zero-width interval. The reference is fixed at 0 with SE 0.
+    variance = np.diag(covariance)
+    se = np.sqrt(np.where(variance > 0, variance, np.nan))
+    se[fitted.item_names.index(fitted.reference)] = 0.0
     se = np.where(np.isfinite(estimates), se, np.nan)
     critical = stats.norm.ppf(0.5 + level / 2) if df is None else stats.t.ppf(0.5 + level / 2, df)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -37,7 +37,8 @@ INTERVAL_KINDS = {
     "two_way_robust": IntervalKind(
         "Judge × answer robust CI",
         "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
-        "rank them the same way? (cluster-robust over judge and vignette; t with fewer clusters − 1 df)",
+        "rank them the same way? (cluster-robust over judge and vignette; t with fewer clusters − 1 df; "
+        "none where the two-way variance estimate is not positive, as can happen with few vignettes)",
         "judges and vignettes, robust",
     ),
     "two_way_bootstrap": IntervalKind(

@@ -168,3 +168,22 @@ def test_labels_must_be_one_per_comparison_and_answers_a_known_clustering():
         bt.cluster_robust(
             data.winners, data.losers, 5, reference=0, judges=data.judges, vignettes=data.vignettes, answers="cell"
         )
+
+
+def test_a_two_way_variance_that_comes_out_negative_gives_no_interval_rather_than_a_zero_width_one():
+    # Three vignettes, 60 comparisons: inclusion-exclusion leaves c's variance below 0 (R's vcovCL: NaN).
+    rng = np.random.default_rng(12)
+    winners = rng.integers(0, 3, 60)
+    losers = (winners + rng.integers(1, 3, 60)) % 3
+    judges, vignettes = rng.integers(0, 20, 60), rng.integers(0, 3, 60)
+    names = ["ref", "b", "c"]
+    fitted = bt.fit(winners, losers, 3, reference=0, item_names=names)
+    result = bt.cluster_robust(
+        winners, losers, 3, reference=0, judges=judges, vignettes=vignettes, item_names=names, fitted=fitted
+    )
+    assert np.diag(result.covariance)[2] < 0
+    assert np.isnan(result.se[2])
+    assert np.isnan(result.ci_low[2])
+    assert np.isnan(result.ci_high[2])
+    assert result.se[0] == 0.0  # the reference stays fixed at 0
+    assert result.se[1] > 0
