@@ -85,3 +85,99 @@ def test_refit_and_exports_read_the_replica_when_one_is_configured(tmp_path):
     assert stored  # the run itself was written to the primary
     alone = run_python(READ, **env)
     assert json.loads(alone.stdout)[:3] == [0, 0, 0]  # unset, nothing changes: the primary is read
+
+
+@pytest.fixture(scope="module")
+def replica_alias(django_db_setup):
+    """A `replica` alias as Django's TEST MIRROR = default makes it: a connection of its own to the test
+    database. Module-scoped so that it exists before the test's database access is set up."""
+    from django.db import connections
+
+    from moraljudge.replica import REPLICA
+
+    primary = connections["default"].settings_dict
+    connections.settings[REPLICA] = {**primary, "TEST": {**primary["TEST"], "MIRROR": "default"}}
+    try:
+        yield REPLICA
+    finally:
+        connections[REPLICA].close()
+        del connections[REPLICA]
+        del connections.settings[REPLICA]
+
+
+@pytest.fixture
+def replica(replica_alias, settings):
+    """The replica's connection, with the router installed as DATABASE_REPLICA_URL installs it."""
+    from django.db import connections
+
+    settings.DATABASE_ROUTERS = ["moraljudge.replica.ReplicaRouter"]
+    yield connections[replica_alias]
+    connections[replica_alias].close()  # before the test database is flushed
+
+
+def judgment_reads(queries) -> list[str]:
+    return [
+        q["sql"]
+        for q in queries
+        if q["sql"].lstrip().upper().startswith(("SELECT", "DECLARE")) and '"surveys_judgment"' in q["sql"]
+    ]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True, databases=["default", "replica"])
+def test_on_postgresql_refit_and_exports_read_judgments_through_the_replica_connection(replica, client):
+    from django.contrib.auth import get_user_model
+    from django.db import connections
+    from django.test.utils import CaptureQueriesContext
+
+    from analysis.services import refit_study
+    from moraljudge.replica import analysis_database
+    from surveys.models import Judgment
+
+    from .conftest import make_judged_study
+
+    assert analysis_database() == "replica"
+    study = make_judged_study(participants=30)
+    client.force_login(get_user_model().objects.create_user("staff", password="pw-for-tests-1", is_staff=True))
+    with CaptureQueriesContext(connections["default"]) as primary, CaptureQueriesContext(replica) as on_replica:
+        run = refit_study(study=study, trigger="on_demand", parameters={"bootstrap": 20, "split_halves": 5})
+    assert run.status == "done"
+    assert run.n_judgments == Judgment.objects.valid().for_study(study).count()
+    assert judgment_reads(on_replica.captured_queries), "the refit read no judgment from the replica"
+    assert not judgment_reads(primary.captured_queries)
+    assert any('INSERT INTO "analysis_analysisrun"' in q["sql"] for q in primary.captured_queries)  # writes: primary
+    assert not any(q["sql"].startswith(("INSERT", "UPDATE", "DELETE")) for q in on_replica.captured_queries)
+
+    for name in ("judgments.csv", "bradleyterry2.csv", "demographics.csv"):
+        with CaptureQueriesContext(connections["default"]) as primary, CaptureQueriesContext(replica) as on_replica:
+            response = client.get(f"/dashboard/{study.slug}/exports/{name}")
+            body = b"".join(response.streaming_content).decode()
+        assert response.status_code == 200
+        assert len(body.splitlines()) > 1, name
+        assert on_replica.captured_queries, f"{name} was not read from the replica"
+        assert not judgment_reads(primary.captured_queries), name
+    # The page that asked for the export, and every page, reads the primary.
+    with CaptureQueriesContext(connections["default"]) as primary, CaptureQueriesContext(replica) as on_replica:
+        assert client.get(f"/dashboard/{study.slug}/").status_code == 200
+    assert primary.captured_queries
+    assert not on_replica.captured_queries
+
+
+def test_a_streamed_export_reads_the_replica_only_while_its_own_code_runs(replica_alias, settings):
+    from django.db import router
+
+    from moraljudge.replica import reads_from_replica
+    from surveys.models import Judgment
+
+    settings.DATABASE_ROUTERS = ["moraljudge.replica.ReplicaRouter"]
+
+    @reads_from_replica
+    def rows():
+        for _ in range(2):
+            yield router.db_for_read(Judgment)
+
+    stream = rows()
+    assert next(stream) == "replica"
+    assert router.db_for_read(Judgment) == "default"  # the response sending a row, or a page served meanwhile
+    assert list(stream) == ["replica"]
+    assert router.db_for_read(Judgment) == "default"
