@@ -193,6 +193,9 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 
 LOGIN_URL = "/admin/login/"
+# Sessions live in the database, so any web process on any host serves any request (no sticky load balancing).
+# Every host must share SECRET_KEY: it signs the sign-in hash kept in the session and the signed cookies.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14  # participants may come back to a study for two weeks
 SESSION_COOKIE_HTTPONLY = True
 # HTTPS (see README, Configuration): behind a TLS-terminating proxy, name the header it sets to "https".

@@ -281,3 +281,16 @@ def test_compose_can_run_three_web_and_three_worker_containers(tmp_path):
         assert "container_name" not in services[name]
         assert all("published" not in port for port in services[name].get("ports", []))
     assert [port["published"] for port in services["nginx"]["ports"]] == ["8000"]
+
+
+def test_sessions_are_kept_in_the_database_not_in_a_web_process(client, db):
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+
+    # Any web process on any host reads the session another one wrote (benchmarks/survey_load.py --nginx
+    # signs in and judges through two processes; its test is in test_benchmarks.py).
+    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.db"
+    assert not settings.CSRF_USE_SESSIONS  # the CSRF secret travels in its own cookie
+    client.force_login(get_user_model().objects.create_user("r", password="pw-for-tests-1", is_staff=True))
+    assert Session.objects.filter(session_key=client.cookies[settings.SESSION_COOKIE_NAME].value).exists()
