@@ -116,10 +116,10 @@ def replica(replica_alias, settings):
 
 
 def judgment_reads(queries) -> list[str]:
+    """Statements that read the judgments table: queries, server-side cursors, CTEs and COPY alike."""
+    reading = ("SELECT", "DECLARE", "WITH", "COPY")
     return [
-        q["sql"]
-        for q in queries
-        if q["sql"].lstrip().upper().startswith(("SELECT", "DECLARE")) and '"surveys_judgment"' in q["sql"]
+        q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(reading) and "surveys_judgment" in q["sql"]
     ]
 
 
