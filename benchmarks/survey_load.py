@@ -28,6 +28,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -273,7 +274,7 @@ def guarantees(*, study, recorder, questions: list[str], full: int) -> list[str]
         .values_list("assignment__cell")
         .annotate(n=Count("assignment", distinct=True))
     )
-    cells = list(Cell.objects.filter(study=study))
+    cells = list(Cell.objects.filter(study=study).select_related("vignette"))
     at_target = sum(cell.completed == cell.target == judged.get(cell.pk, 0) for cell in cells)
     over = Cell.objects.filter(study=study, completed__gt=F("target") - F("reserved")).count()
     checks = [
@@ -286,6 +287,11 @@ def guarantees(*, study, recorder, questions: list[str], full: int) -> list[str]
         )
     else:
         print(f"guarantee: fill not checked, the study did not fill ({at_target} of {len(cells)} cells at target)")
+    if full and at_target < len(cells):  # which vignettes kept places no arrival could take (k distinct ones)
+        left = Counter()
+        for cell in cells:
+            left[cell.vignette.key] += cell.target - cell.completed
+        print(f"  places left by vignette: {dict(+left)}")
     failures = []
     for what, value, wanted in checks:
         ok = value == wanted
