@@ -92,13 +92,10 @@ def setup_django(env: dict) -> None:
     call_command("collectstatic", verbosity=0, interactive=False)
 
 
-def start_gunicorn(env: dict, *, workers: int, port: int, log=None, access_log: Path | None = None) -> subprocess.Popen:
-    """gunicorn with sync workers on 127.0.0.1:port, returned once /healthz answers; `log`: a file for its output,
-    `access_log`: a file with a line per request it served."""
+def start_gunicorn(env: dict, *, workers: int, port: int, log=None) -> subprocess.Popen:
+    """gunicorn with sync workers on 127.0.0.1:port, returned once /healthz answers; `log`: a file for its output."""
     command = [str(Path(PYTHON).parent / "gunicorn"), "moraljudge.wsgi", f"--workers={workers}"]
     command += ["--worker-class=sync", f"--bind=127.0.0.1:{port}", "--timeout=120", "--backlog=2048"]
-    if access_log:
-        command.append(f"--access-logfile={access_log}")
     server = subprocess.Popen([*command, "--log-level=warning"], cwd=ROOT, env=env, stdout=log, stderr=log)
     for _ in range(200):
         try:

@@ -123,10 +123,14 @@ def main() -> None:
     servers = []
     try:
         with ThreadPoolExecutor() as starting:  # all at once: each takes seconds to load Django
-            logs = [workdir / f"web{n + 1}.log" if args.nginx else None for n in range(len(ports))]
+            # Behind nginx, each process logs the requests it served (gunicorn reads GUNICORN_CMD_ARGS).
+            envs = [
+                {**env, "GUNICORN_CMD_ARGS": f"--access-logfile={workdir / f'web{n + 1}.log'}"} if args.nginx else env
+                for n in range(len(ports))
+            ]
             started = [
-                starting.submit(start_gunicorn, env, workers=args.workers, port=port, access_log=log)
-                for port, log in zip(ports, logs, strict=True)
+                starting.submit(start_gunicorn, web_env, workers=args.workers, port=port)
+                for port, web_env in zip(ports, envs, strict=True)
             ]
         servers += [future.result() for future in started if future.exception() is None]
         for future in started:
