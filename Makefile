@@ -56,8 +56,9 @@ messages: venv
 migrations-check: venv
 	$(DEV_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
+# Every queue by default; `make worker QUEUES=refit` (or collection, prolific, celery; comma-separated) for one kind.
 worker: venv
-	$(DEV_ENV) $(BIN)/celery -A moraljudge worker --loglevel=info
+	$(DEV_ENV) $(BIN)/celery -A moraljudge worker --loglevel=info $(if $(QUEUES),-Q $(QUEUES))
 
 beat: venv
 	$(DEV_ENV) $(BIN)/celery -A moraljudge beat --loglevel=info

@@ -107,6 +107,55 @@ def start_gunicorn(env: dict, *, workers: int, port: int, log=None) -> subproces
     raise SystemExit("gunicorn did not come up")
 
 
+NGINX = "/usr/sbin/nginx"  # Debian's package
+
+
+def nginx_config(*, upstreams: list[int], port: int, directory: Path) -> str:
+    """deploy/nginx.conf (compose's) as it would run on this machine: on 127.0.0.1:port, in front of the
+    gunicorn processes on `upstreams` instead of Docker's `web` containers, its files in `directory`."""
+    text = (ROOT / "deploy" / "nginx.conf").read_text()
+    servers = "".join(f"        server 127.0.0.1:{upstream};\n" for upstream in upstreams)
+    edits = {
+        "    server {\n": f"    upstream moraljudge_web {{\n{servers}    }}\n\n    server {{\n",
+        "set $web http://web:8000;": "set $web http://moraljudge_web;",  # a group's name needs no resolver
+        "listen 80;": f"listen 127.0.0.1:{port};",
+        "http {\n": "http {\n"
+        + "".join(
+            f"    {kind}_temp_path {directory}/{kind};\n"
+            for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        ),
+    }
+    for old, new in edits.items():
+        if text.count(old) != 1:
+            raise SystemExit(f"deploy/nginx.conf changed shape: {old!r} is not there once; update nginx_config()")
+        text = text.replace(old, new)
+    return text
+
+
+def start_nginx(*, upstreams: list[int], port: int, directory: Path) -> subprocess.Popen:
+    """Debian's nginx in the foreground, unprivileged (a high port; config, pid, logs and temp files in
+    `directory`), returned once /healthz answers through it."""
+    if not Path(NGINX).exists():
+        raise SystemExit(f"{NGINX} is missing: apt-get install nginx")
+    directory.chmod(0o755)  # run as root, nginx's workers are `nobody` and keep their temp files here
+    conf = directory / "nginx.conf"
+    conf.write_text(nginx_config(upstreams=upstreams, port=port, directory=directory))
+    command = [NGINX, "-p", str(directory), "-c", str(conf), "-e", str(directory / "error.log")]
+    command += ["-g", f"pid {directory}/nginx.pid; daemon off;"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None:
+            break
+        time.sleep(0.1)
+    server.terminate()
+    raise SystemExit(f"nginx did not come up: {(directory / 'error.log').read_text()[-2000:]}")
+
+
 def judging_study_file(
     *, slug: str, systems: int, vignettes: int, repetitions: int, k: int, reservation_minutes: int = 120
 ) -> dict:

@@ -10,20 +10,33 @@ full the last arrivals see the "study is full" page; that is counted, not an err
 Printed: completed participants, errors, judgments stored vs expected, cell fill (max - min and
 against the target), and the judging page's throughput and p95 latency as ratios to the trivial
 /healthz view served by the same server in the same run (timings only mean anything as ratios).
+
+Across hosts: `--web-processes 3 --nginx` starts three gunicorn processes on ports of their own (as three
+hosts would be) behind Debian's nginx running deploy/nginx.conf unprivileged from a temporary directory, and
+sends everything through nginx, which hands each request to the next process: a participant's consent,
+pairs and attention check land on different processes, and so do a researcher's sign-in and the admin
+pages after it. The guarantees are checked either way and the script exits 1 if one fails: with the study
+full, every cell exactly at its target (counters and stored judgments alike), no judgment the server
+acknowledged missing, no cell over-allocated.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
+import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (
+    CSRF,
     DEMOGRAPHICS,
     Recorder,
     drop_database,
@@ -36,7 +49,10 @@ from harness import (
     server_env,
     setup_django,
     start_gunicorn,
+    start_nginx,
 )
+
+RESEARCHER = ("bench-researcher", "bench-researcher-password-1")
 
 
 def load_study(*, slug: str, repetitions: int, k: int, systems: int, vignettes: int):
@@ -71,8 +87,12 @@ def main() -> None:
     parser.add_argument("--postgres", default=os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432"))
     parser.add_argument("--database", default="mj_survey_bench")
     parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--web-processes", type=int, default=1, help="gunicorn processes, each on a port of its own")
+    parser.add_argument("--nginx", action="store_true", help="every request through nginx (deploy/nginx.conf)")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database afterwards")
     args = parser.parse_args()
+    if args.web_processes > 1 and not args.nginx:
+        parser.error("--web-processes above 1 needs --nginx in front of them")
 
     database_url = fresh_database(args.postgres, args.database)
     env = server_env(database_url)
@@ -94,10 +114,34 @@ def main() -> None:
         f"(the rest see 'study is full')"
     )
 
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = start_gunicorn(env, workers=args.workers, port=port)
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user(RESEARCHER[0], password=RESEARCHER[1], is_staff=True, is_superuser=True)
+
+    workdir = Path(tempfile.mkdtemp(prefix="mj-survey-load-"))
+    ports = [free_port() for _ in range(args.web_processes)]
+    servers = []
     try:
+        with ThreadPoolExecutor() as starting:  # all at once: each takes seconds to load Django
+            # Behind nginx, each process logs the requests it served (gunicorn reads GUNICORN_CMD_ARGS).
+            envs = [
+                {**env, "GUNICORN_CMD_ARGS": f"--access-logfile={workdir / f'web{n + 1}.log'}"} if args.nginx else env
+                for n in range(len(ports))
+            ]
+            started = [
+                starting.submit(start_gunicorn, web_env, workers=args.workers, port=port)
+                for port, web_env in zip(ports, envs, strict=True)
+            ]
+        servers += [future.result() for future in started if future.exception() is None]
+        for future in started:
+            future.result()  # raises the first failure; the finally below stops those that came up
+        if args.nginx:
+            proxy_port = free_port()
+            (workdir / "nginx").mkdir()
+            servers.append(start_nginx(upstreams=ports, port=proxy_port, directory=workdir / "nginx"))
+            base = f"http://127.0.0.1:{proxy_port}"
+        else:
+            base = f"http://127.0.0.1:{ports[0]}"
         # Baseline: the trivial view (one SELECT 1), same server, same concurrency, same client code.
         rec_base = Recorder()
 
@@ -142,9 +186,15 @@ def main() -> None:
         _, page_errors, page_wall = run_pool(args.concurrency, range(args.concurrency), reload_page)
         for client, _ in holders:
             client.close()
+        signed_in = researcher_pages(base, pages=2 * args.web_processes + 1)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for server in reversed(servers):
+            server.terminate()
+            server.wait(timeout=30)
+    served = (
+        [len((workdir / f"web{n + 1}.log").read_text().splitlines()) for n in range(len(ports))] if args.nginx else []
+    )
+    shutil.rmtree(workdir, ignore_errors=True)
 
     completed = outcomes.count("completed")
     full = outcomes.count("full")
@@ -160,9 +210,13 @@ def main() -> None:
     judging_rps = len(judging) / wall
     page_only = rec_pages.samples["judging page GET only"]
     page_rps = len(page_only) / page_wall
+    in_front = f" x {args.web_processes} processes behind nginx" if args.nginx else ""
     print(
-        f"server: gunicorn, {args.workers} sync workers; PostgreSQL database {args.database}; concurrency {args.concurrency}"
+        f"server: gunicorn, {args.workers} sync workers{in_front}; PostgreSQL database {args.database}; "
+        f"concurrency {args.concurrency}"
     )
+    if served:
+        print(f"requests served per web process: {' / '.join(map(str, served))}")
     print(
         f"participants: {args.participants} arrived, {completed} completed ({valid} valid), "
         f"{full} saw 'study is full', errors {len(errors)}"
@@ -198,11 +252,74 @@ def main() -> None:
         f"{p95(page_only) / p95(healthz):.2f}x baseline p95; errors {len(page_errors)}"
     )
 
+    print(f"researcher signed in through {base}: {signed_in}")
+    failures = guarantees(study=study, recorder=rec, questions=questions, full=full)
+    failures += [] if signed_in == "admin pages served" else [f"sign-in: {signed_in}"]
+
     from django.db import connections
 
     connections.close_all()
     if not args.keep:
         drop_database(args.postgres, args.database)
+    if failures or errors or page_errors:
+        raise SystemExit(1)
+
+
+def guarantees(*, study, recorder, questions: list[str], full: int) -> list[str]:
+    """The allocation guarantees, printed one a line; returns those that failed."""
+    from django.db.models import Count, F
+
+    from surveys.models import Cell, Judgment
+
+    acknowledged = sum(recorder.acknowledged.values()) * len(questions)
+    stored = Judgment.objects.filter(assignment__participant__study=study).count()
+    judged = dict(
+        Judgment.objects.filter(assignment__cell__study=study)
+        .values_list("assignment__cell")
+        .annotate(n=Count("assignment", distinct=True))
+    )
+    cells = list(Cell.objects.filter(study=study).select_related("vignette"))
+    at_target = sum(cell.completed == cell.target == judged.get(cell.pk, 0) for cell in cells)
+    over = Cell.objects.filter(study=study, completed__gt=F("target") - F("reserved")).count()
+    checks = [
+        (f"judgments acknowledged to judges {acknowledged}, stored {stored}: lost", acknowledged - stored, 0),
+        ("cells over-allocated (completed + reserved above target)", over, 0),
+    ]
+    if full:  # the last arrivals found the study full: every place was taken
+        checks.append(
+            (f"cells exactly at target (counters and stored judgments), of {len(cells)}", at_target, len(cells))
+        )
+    else:
+        print(f"guarantee: fill not checked, the study did not fill ({at_target} of {len(cells)} cells at target)")
+    if full and at_target < len(cells):  # which vignettes kept places no arrival could take (k distinct ones)
+        left = Counter()
+        for cell in cells:
+            left[cell.vignette.key] += cell.target - cell.completed
+        print(f"  places left by vignette: {dict(+left)}")
+    failures = []
+    for what, value, wanted in checks:
+        ok = value == wanted
+        print(f"guarantee: {what} {value} ({'ok' if ok else f'FAILED, wanted {wanted}'})")
+        if not ok:
+            failures.append(what)
+    return failures
+
+
+def researcher_pages(base: str, *, pages: int) -> str:
+    """Sign in to the admin through `base`, then load the admin index `pages` times: behind nginx each request
+    goes to the next web process, so the CSRF cookie and the session must be good on all of them."""
+    with httpx.Client(base_url=base, timeout=60) as client:
+        login = client.get("/admin/login/?next=/admin/")
+        token = CSRF.search(login.text).group(1)
+        data = {"username": RESEARCHER[0], "password": RESEARCHER[1], "csrfmiddlewaretoken": token, "next": "/admin/"}
+        signed = client.post("/admin/login/?next=/admin/", data=data)
+        if signed.status_code != 302 or signed.headers["location"] != "/admin/":
+            return f"sign-in answered {signed.status_code}"
+        for _ in range(pages):
+            page = client.get("/admin/")
+            if page.status_code != 200 or "Log out" not in page.text:
+                return f"an admin page after sign-in answered {page.status_code} {page.headers.get('location', '')}"
+    return "admin pages served"
 
 
 if __name__ == "__main__":

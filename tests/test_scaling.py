@@ -17,6 +17,7 @@ def queue_of(task_name: str, **options) -> str:
 
 def test_each_kind_of_task_has_its_own_queue():
     assert queue_of("llm_collect.tasks.collect") == queue_of("llm_collect.tasks.sweep") == "collection"
+    assert queue_of("llm_judging.tasks.judge") == queue_of("llm_judging.tasks.sweep") == "collection"  # LLM calls too
     assert queue_of("surveys.prolific.tasks.reconcile_live_studies") == "prolific"
     assert queue_of("analysis.tasks.refit_study") == queue_of("analysis.tasks.refit_live_studies") == "refit"
     assert queue_of("surveys.tasks.release_expired_reservations") == "celery"
