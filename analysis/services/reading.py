@@ -187,8 +187,9 @@ def valid_judgment_columns(*, study: Study):
     )
 
 
-def judgment_chunks(*, study: Study, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
-    """The valid judgments as (rows x COLUMNS) int64 arrays, `chunk_rows` at a time."""
+def judgment_chunks(*, study: Study, chunk_rows: int | None = None) -> Iterator[np.ndarray]:
+    """The valid judgments as (rows x COLUMNS) int64 arrays, `chunk_rows` (CHUNK_ROWS) at a time."""
+    chunk_rows = chunk_rows or CHUNK_ROWS
     queryset = valid_judgment_columns(study=study)
     alias = router.db_for_read(Judgment)
     if connections[alias].vendor == "postgresql":
