@@ -100,8 +100,9 @@ WITH made AS (
         CASE WHEN (made.id + page) %% 2 = 0 THEN c.answer_b_id ELSE c.answer_a_id END,
         c.id, made.id, c.vignette_id
     FROM made CROSS JOIN generate_series(0, %(k)s - 1) AS page
+    -- k different vignettes per judge, and on each a pair drawn at random, as allocation spreads them
     JOIN scale_cell AS c
-      ON c.number = ((made.id + page) %% %(vignettes)s) * %(pairs)s + (made.id * 7 + page * 3) %% %(pairs)s
+      ON c.number = ((made.id + page) %% %(vignettes)s) * %(pairs)s + floor(random() * %(pairs)s)::int
     RETURNING id, first_answer_id, second_answer_id
 )
 INSERT INTO surveys_judgment (winner_position, seconds_on_page, created_at, assignment_id, winner_id, loser_id, question_id)

@@ -70,7 +70,9 @@ def as_question_data(key, columns):
 @pytest.mark.parametrize("chunk_rows", [None, 7])
 def test_the_columns_are_the_rows_read_one_by_one(judged, monkeypatch, chunk_rows):
     if chunk_rows:
-        monkeypatch.setattr(reading, "CHUNK_ROWS", chunk_rows)  # many chunks, most boundaries mid-question
+        # Many chunks (PostgreSQL: blocks of ids), most boundaries in the middle of an assignment.
+        monkeypatch.setattr(reading, "CHUNK_ROWS", chunk_rows)
+        monkeypatch.setattr(reading, "BLOCK_IDS", chunk_rows)
     before, digest, count, participants = read_row_by_row(judged)
     data = read_study_data(study=judged)
     assert (data.judgment_count, data.participant_count) == (count, participants) == (70 * 3 * 5, 70)
