@@ -95,14 +95,17 @@ WITH made AS (
     INSERT INTO surveys_assignment (
         position, status, counts_toward_cell, reserved_at, expires_at, shown_at, completed_at, seconds,
         first_answer_id, second_answer_id, cell_id, participant_id, vignette_id)
-    SELECT page + 1, 'completed', true, now(), now(), now(), now(), 60,
-        CASE WHEN (made.id + page) %% 2 = 0 THEN c.answer_a_id ELSE c.answer_b_id END,
-        CASE WHEN (made.id + page) %% 2 = 0 THEN c.answer_b_id ELSE c.answer_a_id END,
-        c.id, made.id, c.vignette_id
-    FROM made CROSS JOIN generate_series(0, %(k)s - 1) AS page
-    -- k different vignettes per judge, and on each a pair drawn at random, as allocation spreads them
-    JOIN scale_cell AS c
-      ON c.number = ((made.id + page) %% %(vignettes)s) * %(pairs)s + floor(random() * %(pairs)s)::int
+    SELECT pick.page + 1, 'completed', true, now(), now(), now(), now(), 60,
+        CASE WHEN (pick.participant + pick.page) %% 2 = 0 THEN c.answer_a_id ELSE c.answer_b_id END,
+        CASE WHEN (pick.participant + pick.page) %% 2 = 0 THEN c.answer_b_id ELSE c.answer_a_id END,
+        c.id, pick.participant, c.vignette_id
+    FROM (
+        -- k different vignettes per judge, and on each a pair drawn at random, as allocation spreads them
+        SELECT made.id AS participant, page,
+            ((made.id + page) %% %(vignettes)s) * %(pairs)s + floor(random() * %(pairs)s)::int AS number
+        FROM made CROSS JOIN generate_series(0, %(k)s - 1) AS page
+    ) AS pick
+    JOIN scale_cell AS c ON c.number = pick.number
     RETURNING id, first_answer_id, second_answer_id
 )
 INSERT INTO surveys_judgment (winner_position, seconds_on_page, created_at, assignment_id, winner_id, loser_id, question_id)
