@@ -237,8 +237,8 @@ def refit_replicates(tables: ClusterTables, chunks: Iterable[np.ndarray], basis:
 
 def _count_draws(draws: np.ndarray, size: int) -> np.ndarray:
     """How often each participant was drawn, per replicate."""
-    flat = draws + (np.arange(len(draws)) * size)[:, None]
-    return np.bincount(flat.ravel(), minlength=len(draws) * size).reshape(len(draws), size).astype(float)
+    draws += (np.arange(len(draws)) * size)[:, None]  # in place: one (replicates x clusters) array fewer
+    return np.bincount(draws.ravel(), minlength=len(draws) * size).reshape(len(draws), size).astype(float)
 
 
 def _refit(tables: ClusterTables, multiplicity: np.ndarray, basis: RefitBasis) -> np.ndarray:
