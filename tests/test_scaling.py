@@ -1,8 +1,13 @@
 """Beyond one machine: a queue per kind of task, and heavy reads from a read replica when one is configured."""
 
 import json
+import os
+import re
 import shutil
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +90,32 @@ def test_refit_and_exports_read_the_replica_when_one_is_configured(tmp_path):
     assert stored  # the run itself was written to the primary
     alone = run_python(READ, **env)
     assert json.loads(alone.stdout)[:3] == [0, 0, 0]  # unset, nothing changes: the primary is read
+
+
+# benchmarks/scale.py -------------------------------------------------------------------------------------
+SCALE = Path(__file__).resolve().parents[1] / "benchmarks" / "scale.py"
+
+
+def test_the_scale_benchmark_explains_itself_without_starting_anything():
+    done = subprocess.run([sys.executable, str(SCALE), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "--sizes" in done.stdout
+
+
+@pytest.mark.postgres
+def test_the_scale_benchmark_grows_a_tiny_study_and_prints_its_table():
+    from django.db import connection
+
+    server = connection.settings_dict
+    base = f"postgres://{server['USER']}:{server['PASSWORD']}@{server['HOST'] or '127.0.0.1'}:{server['PORT'] or 5432}"
+    command = [sys.executable, str(SCALE), "--sizes", "500,1000", "--bootstrap", "10", "--postgres", base]
+    # A database of its own (created, then dropped by the benchmark), never one a developer's benchmark uses.
+    command += ["--database", f"{server['NAME']}_scale_smoke_{os.getpid()}", "--page-judges", "2", "--concurrency", "2"]
+    done = subprocess.run([*command, "--baseline-requests", "20"], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # 1,000 stored, and those of the two judges who walked the survey at 500 (25 each when they finished).
+    stored, judges = map(int, re.search(r"Run 2 of 'scale': (\d+) valid judgments from (\d+)", done.stdout).groups())
+    assert (stored - 1000, judges - 40) in ((0, 0), (25, 1), (50, 2))
+    for line in ("| refit wall (s) |", "| judgments.csv first byte (s) |", "| attention POST p95 / healthz p95 |"):
+        assert line in done.stdout
+    assert "growth 500 -> 1,000 judgments (2x):" in done.stdout
