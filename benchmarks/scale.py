@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -129,7 +130,6 @@ FROM (
 
 def grow_study(study, *, judges_before: int, judges_after: int, batch: int = 20_000) -> None:
     """Judges judges_before .. judges_after - 1, each with K completed assignments and their judgments."""
-    import json
 
     from django.db import connection, transaction
 
@@ -243,7 +243,8 @@ def measure_exports(env: dict) -> dict:
     """Each export from a one-worker gunicorn: first byte, total, size, and the worker's peak RSS."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = start_gunicorn(env, workers=1, port=port)
+    # A sync worker's request may last `timeout` seconds: ten million judgments stream for minutes.
+    server = start_gunicorn(env, workers=1, port=port, timeout=3600)
     results = {}
     try:
         client = logged_in_client(base)
@@ -359,27 +360,40 @@ def main() -> None:
     parser.add_argument("--database", default="mj_scale_bench")
     parser.add_argument("--skip-pages", action="store_true", help="refit and exports only")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database afterwards")
+    parser.add_argument("--reuse", action="store_true", help="measure the study a --keep run left, growing it on")
+    parser.add_argument("--rows", type=Path, help="a JSON-lines file: each N's measurements are appended to it")
+    parser.add_argument("--table-from", type=Path, help="print the table of a --rows file, and run nothing")
     args = parser.parse_args()
+    if args.table_from:
+        print_table([json.loads(line) for line in args.table_from.read_text().splitlines() if line.strip()])
+        return
     sizes = sorted(int(size) for size in args.sizes.split(","))
 
-    database_url = fresh_database(args.postgres, args.database)
+    database_url = f"{args.postgres}/{args.database}" if args.reuse else fresh_database(args.postgres, args.database)
     env = server_env(database_url)
     setup_django(env)
     from django.contrib.auth import get_user_model
     from django.db import connections
 
-    get_user_model().objects.create_user(username=STAFF[0], password=STAFF[1], is_staff=True, is_superuser=True)
-    with tempfile.TemporaryDirectory() as directory:
-        study = build_study(Path(directory))
+    from surveys.models import Participant, Study
+
+    if args.reuse:
+        study = Study.objects.get(slug=SLUG)
+        judges = Participant.objects.filter(study=study, prolific_study_id="scale-study").count()
+    else:
+        get_user_model().objects.create_user(username=STAFF[0], password=STAFF[1], is_staff=True, is_superuser=True)
+        with tempfile.TemporaryDirectory() as directory:
+            study = build_study(Path(directory))
+        judges = 0
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the start")
-    rows, judges = [], 0
+    rows = []
     try:
         for size in sizes:
             wanted = size // PER_JUDGE
             start = time.perf_counter()
-            grow_study(study, judges_before=judges, judges_after=wanted)
-            judges = wanted
+            grow_study(study, judges_before=judges, judges_after=max(wanted, judges))
+            judges = max(wanted, judges)
             print(f"N={size:,}: {judges:,} judges stored in {time.perf_counter() - start:.0f} s", flush=True)
             connections.close_all()
             row = {"size": size, "refit": measure_refit(env, bootstrap=args.bootstrap)}
@@ -402,6 +416,9 @@ def main() -> None:
                 )
             print(f"  pages: {row['pages']}", flush=True)
             rows.append(row)
+            if args.rows:
+                with args.rows.open("a") as out:
+                    out.write(json.dumps({key: value for key, value in row.items()}) + "\n")
             load = os.getloadavg()
             print(f"  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
         print()

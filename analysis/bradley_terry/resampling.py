@@ -184,27 +184,31 @@ def prepare_tables(
     counts: np.ndarray | None = None,
     first: np.ndarray | None = None,
     covariates: np.ndarray | None = None,
-) -> tuple[RefitBasis, list[ClusterTables]]:
+) -> tuple[RefitBasis, Iterator[ClusterTables]]:
     """The full-data fit, and per-cluster count tables (one per clustering) over the comparisons
-    among the items with finite estimates."""
+    among the items with finite estimates.
+
+    The tables are built one at a time as they are taken, so a caller that resamples one
+    clustering after the other holds one table at a time (a million judgments' table is ~50 MB)."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     full = fit(winners, losers, n_items, reference=reference, counts=counts, first=first, covariates=covariates)
     estimable = np.isfinite(full.estimates)
     keep = estimable[winners] & estimable[losers]
     signs = None if first is None else order_signs(winners, losers, first)[keep]
-    tables = [
-        cluster_tables(
-            winners[keep],
-            losers[keep],
-            n_items,
-            np.asarray(clusters)[keep],
-            counts=None if counts is None else np.asarray(counts)[keep],
-            signs=signs,
-            covariates=None if covariates is None else np.asarray(covariates)[keep],
-        )
-        for clusters in clusterings
-    ]
-    return RefitBasis(full, reference, estimable), tables
+
+    def tables() -> Iterator[ClusterTables]:
+        for clusters in clusterings:
+            yield cluster_tables(
+                winners[keep],
+                losers[keep],
+                n_items,
+                np.asarray(clusters)[keep],
+                counts=None if counts is None else np.asarray(counts)[keep],
+                signs=signs,
+                covariates=None if covariates is None else np.asarray(covariates)[keep],
+            )
+
+    return RefitBasis(full, reference, estimable), tables()
 
 
 def chunk_size(tables: ClusterTables, n_boot: int, memory_budget: int | None) -> int:

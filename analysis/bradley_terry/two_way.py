@@ -114,6 +114,7 @@ def two_way_bootstrap(
         ok = np.isfinite(estimates[:, basis.estimable]).all(axis=1)
         failed[name] = int((~ok).sum())
         covariances.append(np.cov(np.nan_to_num(estimates[ok]), rowvar=False) if ok.sum() > 1 else np.nan)
+        del table  # before the next clustering's table is built
     covariance = np.full((n_items, n_items), np.nan)
     if all(isinstance(c, np.ndarray) for c in covariances):
         covariance = _positive_part(covariances[0] + covariances[1] - covariances[2])

@@ -98,8 +98,7 @@ def read_study_data(*, study: Study) -> StudyData:
         pieces["who"].append(participant.copy())
         pieces["vignette"].append(vignette.astype(np.int32))
         pieces["style"].append(answers.words(winner) - answers.words(loser))
-    columns = {name: _joined(parts, name) for name, parts in pieces.items()}
-    del pieces
+    columns = {name: _joined(pieces.pop(name), name) for name in list(pieces)}  # each column's pieces freed as joined
     # Participants as codes 0..J-1 in the order of their ids (the order np.unique gives the fits).
     judge_ids, judges = np.unique(columns.pop("who"), return_inverse=True)
     judges = judges.astype(np.int32)
