@@ -114,3 +114,12 @@ def test_the_hash_text_is_written_as_python_writes_the_numbers():
     winners = np.array([5, 10, 0, 1000, 99999, 3, 1, 42], np.int64)
     assert decimal_lines(ids, winners) == "".join(f"{i}:{w}\n" for i, w in zip(ids, winners, strict=True)).encode()
     assert decimal_lines(ids[:0], winners[:0]) == b""
+
+
+def test_participant_codes_are_numpys_unique_whether_the_ids_are_dense_or_sparse():
+    rng = np.random.default_rng(5)
+    for ids in (rng.integers(1, 500, 3000), rng.integers(1, 10**12, 3000), np.zeros(0, np.int64)):
+        distinct, codes = reading.distinct_codes(ids)
+        expected, inverse = np.unique(ids, return_inverse=True)
+        np.testing.assert_array_equal(distinct, expected)
+        np.testing.assert_array_equal(codes, inverse.ravel())
