@@ -12,15 +12,17 @@ At each N it measures:
 - `manage.py refit SLUG` (1,000 participant-clustered bootstrap replicates, split halves, per
   vignette, two-way intervals) in a subprocess: wall time and peak memory (the child's max RSS
   from os.wait4);
-- each CSV export over HTTP from gunicorn (one sync worker, logged in as staff): time to the
-  first byte, total time, size and the worker's peak memory (VmHWM, reset through
-  /proc/PID/clear_refs before each export);
+- each CSV export over HTTP from gunicorn (one sync worker allowed an hour per request, logged in
+  as staff): time to the first byte, total time, size and the worker's peak memory (VmHWM, reset
+  through /proc/PID/clear_refs before each export);
 - the judging page (GET + POST) and the attention-check POST (which computes the "too fast"
   median) at concurrency 20, as p95 ratios to the trivial /healthz view measured just before on
   the same server (3 sync workers): simulated judges walk the whole survey on the big study.
 
 Then it prints one table and, from one N to the next, the growth factors (issue 13's targets:
-refit and exports at most 11x per 10x judgments; page ratios flat within 20%).
+refit and exports at most 11x per 10x judgments; page ratios flat within 20%). `--keep` leaves the
+database; `--reuse` measures (and grows on) the study it holds; `--rows FILE` appends each N's
+measurements as JSON lines, and `--table-from FILE` prints the table of such a file.
 """
 
 from __future__ import annotations
