@@ -92,10 +92,12 @@ def setup_django(env: dict) -> None:
     call_command("collectstatic", verbosity=0, interactive=False)
 
 
-def start_gunicorn(env: dict, *, workers: int, port: int, log=None) -> subprocess.Popen:
-    """gunicorn with sync workers on 127.0.0.1:port, returned once /healthz answers; `log`: a file for its output."""
+def start_gunicorn(env: dict, *, workers: int, port: int, log=None, timeout: int = 120) -> subprocess.Popen:
+    """gunicorn with sync workers on 127.0.0.1:port, returned once /healthz answers; `log`: a file for its output.
+
+    `timeout`: seconds a sync worker may spend on one request (a long streamed export needs more)."""
     command = [str(Path(PYTHON).parent / "gunicorn"), "moraljudge.wsgi", f"--workers={workers}"]
-    command += ["--worker-class=sync", f"--bind=127.0.0.1:{port}", "--timeout=120", "--backlog=2048"]
+    command += ["--worker-class=sync", f"--bind=127.0.0.1:{port}", f"--timeout={timeout}", "--backlog=2048"]
     server = subprocess.Popen([*command, "--log-level=warning"], cwd=ROOT, env=env, stdout=log, stderr=log)
     for _ in range(200):
         try:

@@ -1,8 +1,13 @@
 """Beyond one machine: a queue per kind of task, and heavy reads from a read replica when one is configured."""
 
 import json
+import os
+import re
 import shutil
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +90,48 @@ def test_refit_and_exports_read_the_replica_when_one_is_configured(tmp_path):
     assert stored  # the run itself was written to the primary
     alone = run_python(READ, **env)
     assert json.loads(alone.stdout)[:3] == [0, 0, 0]  # unset, nothing changes: the primary is read
+
+
+# benchmarks/scale.py -------------------------------------------------------------------------------------
+SCALE = Path(__file__).resolve().parents[1] / "benchmarks" / "scale.py"
+
+
+def test_the_scale_benchmark_explains_itself_without_starting_anything():
+    done = subprocess.run([sys.executable, str(SCALE), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "--sizes" in done.stdout
+
+
+@pytest.mark.postgres
+def test_the_scale_benchmark_grows_a_tiny_study_and_prints_its_table(tmp_path):
+    from django.db import connection
+
+    server = connection.settings_dict
+    base = f"postgres://{server['USER']}:{server['PASSWORD']}@{server['HOST'] or '127.0.0.1'}:{server['PORT'] or 5432}"
+    rows = tmp_path / "rows.jsonl"
+    command = [
+        sys.executable,
+        str(SCALE),
+        "--sizes",
+        "500",
+        "--bootstrap",
+        "10",
+        "--postgres",
+        base,
+        "--rows",
+        str(rows),
+    ]
+    # A database of its own (created, then dropped by the benchmark), never one a developer's benchmark uses.
+    command += ["--database", f"{server['NAME']}_scale_smoke_{os.getpid()}", "--page-judges", "2", "--concurrency", "2"]
+    done = subprocess.run([*command, "--baseline-requests", "20"], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Run 1 of 'scale': 500 valid judgments from 20 participants" in done.stdout
+    for line in ("| refit wall (s) |", "| judgments.csv first byte (s) |", "| attention POST p95 / healthz p95 |"):
+        assert line in done.stdout
+
+    # The growth from one N to the next, from the rows a run wrote (here the same row at twice the size).
+    (row,) = [json.loads(line) for line in rows.read_text().splitlines()]
+    rows.write_text(json.dumps(row) + "\n" + json.dumps(row | {"size": 1000}) + "\n")
+    table = subprocess.run([sys.executable, str(SCALE), "--table-from", str(rows)], capture_output=True, text=True)
+    assert "growth 500 -> 1,000 judgments (2x):" in table.stdout
+    assert re.search(r"refit wall +1\.00x +\(ok\)", table.stdout)

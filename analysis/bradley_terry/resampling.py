@@ -90,10 +90,74 @@ def bootstrap(
         covariates=covariates,
     )
     (table,) = tables
-    chunk = chunk_size(table, n_boot, memory_budget)
-    draws = replicate_weights(rng, table.n_clusters, n_boot, weights=weights, chunk=chunk)
-    estimates = refit_replicates(table, draws, basis)
+    estimates = resample(table, basis, rng=rng, n_boot=n_boot, weights=weights, memory_budget=memory_budget)
     return _percentiles(estimates[:, :n_items], level)
+
+
+def resample(
+    table: ClusterTables,
+    basis: RefitBasis,
+    *,
+    rng: np.random.Generator,
+    n_boot: int,
+    weights: str = "multinomial",
+    memory_budget: int | None = MEMORY_BUDGET,
+) -> np.ndarray:
+    """Estimates of `n_boot` replicates that weigh the clusters of `table` (see `bootstrap`).
+
+    From COLLAPSE_FROM clusters on, clusters whose count vectors are identical are resampled as one
+    pattern when that leaves at most a quarter as many (a judge x vignette cell usually holds one
+    judgment, so a million cells collapse to a hundred patterns): replicate r then draws how many of
+    each pattern's m clusters it takes, multinomial(n, m / n) or Poisson(m) per pattern, which is the
+    same distribution as drawing the n clusters, in P draws instead of n. Below it, and when
+    clusters differ, the draws are those of `replicate_weights`."""
+    patterns = identical_clusters(table) if table.n_clusters >= COLLAPSE_FROM else None
+    if patterns is None:
+        chunk = chunk_size(table, n_boot, memory_budget)
+        draws = replicate_weights(rng, table.n_clusters, n_boot, weights=weights, chunk=chunk)
+        return refit_replicates(table, draws, basis)
+    collapsed, sizes = patterns
+    chunk = chunk_size(collapsed, n_boot, memory_budget)
+    draws = pattern_weights(rng, sizes, n_boot, weights=weights, chunk=chunk)
+    return refit_replicates(collapsed, draws, basis)
+
+
+# Clusters from which identical ones are resampled together (`resample`): below it, draws stay
+# those a peer can redraw with rng.integers or rng.poisson over the clusters.
+COLLAPSE_FROM = 20_000
+
+
+def identical_clusters(table: ClusterTables) -> tuple[ClusterTables, np.ndarray] | None:
+    """One row per distinct count vector of the clusters and how many clusters share it, or None
+    when fewer than four clusters share a vector on average."""
+    counts = sparse.hstack([table.wins, table.totals]).tocsr()
+    counts.sum_duplicates()
+    # A random projection labels each vector; vectors with one label are then checked to be equal.
+    keys = counts @ np.random.default_rng(0).random(counts.shape[1])
+    _, first, group = np.unique(keys, return_index=True, return_inverse=True)
+    group = group.ravel()
+    if len(first) * 4 > table.n_clusters:
+        return None
+    if (counts - counts[first[group]]).count_nonzero():  # two vectors shared a label: resample them apart
+        return None
+    sizes = np.bincount(group, minlength=len(first)).astype(float)
+    collapsed = ClusterTables(table.grouped, table.wins[first], table.totals[first], len(first))
+    return collapsed, sizes
+
+
+def pattern_weights(
+    rng: np.random.Generator, sizes: np.ndarray, n_boot: int, *, weights: str = "multinomial", chunk: int
+) -> Iterator[np.ndarray]:
+    """(replicates x patterns) how many clusters of each pattern a replicate takes, `chunk` at a time."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}, not {weights!r}.")
+    n_clusters = int(sizes.sum())
+    for start in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - start)
+        if weights == "poisson":
+            yield rng.poisson(sizes, size=(size, len(sizes))).astype(float)
+        else:
+            yield rng.multinomial(n_clusters, sizes / n_clusters, size=size).astype(float)
 
 
 @dataclass(frozen=True)
@@ -120,27 +184,31 @@ def prepare_tables(
     counts: np.ndarray | None = None,
     first: np.ndarray | None = None,
     covariates: np.ndarray | None = None,
-) -> tuple[RefitBasis, list[ClusterTables]]:
+) -> tuple[RefitBasis, Iterator[ClusterTables]]:
     """The full-data fit, and per-cluster count tables (one per clustering) over the comparisons
-    among the items with finite estimates."""
+    among the items with finite estimates.
+
+    The tables are built one at a time as they are taken, so a caller that resamples one
+    clustering after the other holds one table at a time (a million judgments' table is ~50 MB)."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     full = fit(winners, losers, n_items, reference=reference, counts=counts, first=first, covariates=covariates)
     estimable = np.isfinite(full.estimates)
     keep = estimable[winners] & estimable[losers]
     signs = None if first is None else order_signs(winners, losers, first)[keep]
-    tables = [
-        cluster_tables(
-            winners[keep],
-            losers[keep],
-            n_items,
-            np.asarray(clusters)[keep],
-            counts=None if counts is None else np.asarray(counts)[keep],
-            signs=signs,
-            covariates=None if covariates is None else np.asarray(covariates)[keep],
-        )
-        for clusters in clusterings
-    ]
-    return RefitBasis(full, reference, estimable), tables
+
+    def tables() -> Iterator[ClusterTables]:
+        for clusters in clusterings:
+            yield cluster_tables(
+                winners[keep],
+                losers[keep],
+                n_items,
+                np.asarray(clusters)[keep],
+                counts=None if counts is None else np.asarray(counts)[keep],
+                signs=signs,
+                covariates=None if covariates is None else np.asarray(covariates)[keep],
+            )
+
+    return RefitBasis(full, reference, estimable), tables()
 
 
 def chunk_size(tables: ClusterTables, n_boot: int, memory_budget: int | None) -> int:
@@ -173,8 +241,8 @@ def refit_replicates(tables: ClusterTables, chunks: Iterable[np.ndarray], basis:
 
 def _count_draws(draws: np.ndarray, size: int) -> np.ndarray:
     """How often each participant was drawn, per replicate."""
-    flat = draws + (np.arange(len(draws)) * size)[:, None]
-    return np.bincount(flat.ravel(), minlength=len(draws) * size).reshape(len(draws), size).astype(float)
+    draws += (np.arange(len(draws)) * size)[:, None]  # in place: one (replicates x clusters) array fewer
+    return np.bincount(draws.ravel(), minlength=len(draws) * size).reshape(len(draws), size).astype(float)
 
 
 def _refit(tables: ClusterTables, multiplicity: np.ndarray, basis: RefitBasis) -> np.ndarray:

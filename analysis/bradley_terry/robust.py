@@ -124,7 +124,7 @@ def cluster_robust(
     scores = score_contributions(fitted, winners, losers, counts=counts, first=first, covariates=covariates)
     a = np.minimum(winners, losers)
     b = np.maximum(winners, losers)
-    clusters = {"judge": _count(judges), "vignette": _count(vignettes)}
+    clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
     if answers == "vignette":
         meat = multiway_meat(scores, [judges, vignettes])
     else:
@@ -186,7 +186,7 @@ def multiway_meat(scores: sparse.csr_matrix, clusterings: Sequence[np.ndarray], 
         members = [labels[d] for d in range(len(labels)) if subset >> d & 1]
         group = _intersection(members)
         sign = 1.0 if len(members) % 2 else -1.0
-        meat += sign * _adjust(_count(group), cadjust) * _cross(_sums(scores, group))
+        meat += sign * _adjust(_groups(group), cadjust) * _cross(_sums(scores, group))
     return meat
 
 
@@ -211,7 +211,7 @@ def shared_answer_meat(
     meat = _dyadic(scores, answer_a, answer_b, None, cadjust)
     if judges is not None:
         judges = _labels(judges, scores.shape[0])
-        meat += _adjust(_count(judges), cadjust) * _cross(_sums(scores, judges))
+        meat += _adjust(_groups(judges), cadjust) * _cross(_sums(scores, judges))
         meat -= _dyadic(scores, answer_a, answer_b, judges, cadjust)
     return meat
 
@@ -238,7 +238,7 @@ def _dyadic(scores, answer_a, answer_b, within, cadjust) -> np.ndarray:
     low, high = np.minimum(answer_a, answer_b), np.maximum(answer_a, answer_b)
     cells = _intersection([outer, low, high])
     answers_term = _cross(_sums(stacked, both)) - _cross(_sums(scores, cells))
-    return _adjust(_count(both), cadjust) * answers_term
+    return _adjust(_groups(both), cadjust) * answers_term
 
 
 def _robust_result(fitted: BTResult, covariance, clusters, answers, df, level) -> RobustResult:
@@ -290,6 +290,11 @@ def _intersection(labels: Sequence[np.ndarray]) -> np.ndarray:
     for more in labels[1:]:
         combined = np.unique(combined * (int(more.max()) + 1) + more, return_inverse=True)[1].ravel()
     return combined
+
+
+def _groups(compact: np.ndarray) -> int:
+    """How many groups labels numbered 0..G-1 (from `_labels` or `_intersection`) hold, without sorting them."""
+    return int(compact.max()) + 1 if len(compact) else 0
 
 
 def _count(labels: np.ndarray) -> int:

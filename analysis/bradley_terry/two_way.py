@@ -35,6 +35,7 @@ from .resampling import (
     prepare_tables,
     refit_replicates,
     replicate_weights,
+    resample,
 )
 
 SCHEMES = ("inclusion-exclusion", "pigeonhole")
@@ -107,13 +108,13 @@ def two_way_bootstrap(
     basis, tables = prepare_tables(winners, losers, n_items, clusterings=[judges, vignettes, cells], **common)
     covariances, failed = [], {}
     for name, table in zip(("judge", "vignette", "cell"), tables, strict=True):
-        chunks = replicate_weights(
-            rng, table.n_clusters, n_boot, weights=weights, chunk=chunk_size(table, n_boot, memory_budget)
-        )
-        estimates = refit_replicates(table, chunks, basis)[:, :n_items]
+        estimates = resample(table, basis, rng=rng, n_boot=n_boot, weights=weights, memory_budget=memory_budget)[
+            :, :n_items
+        ]
         ok = np.isfinite(estimates[:, basis.estimable]).all(axis=1)
         failed[name] = int((~ok).sum())
         covariances.append(np.cov(np.nan_to_num(estimates[ok]), rowvar=False) if ok.sum() > 1 else np.nan)
+        del table  # before the next clustering's table is built
     covariance = np.full((n_items, n_items), np.nan)
     if all(isinstance(c, np.ndarray) for c in covariances):
         covariance = _positive_part(covariances[0] + covariances[1] - covariances[2])

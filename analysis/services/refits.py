@@ -61,17 +61,21 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     try:
         data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
-        questions = [
-            fit_question(
-                question,
-                systems=data.systems,
-                reference=data.reference,
-                parameters=parameters,
-                position=position,
-                vignette_keys=data.vignette_keys,
+        questions = []
+        for position in range(len(data.questions)):
+            # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
+            question, data.questions[position] = data.questions[position], None
+            questions.append(
+                fit_question(
+                    question,
+                    systems=data.systems,
+                    reference=data.reference,
+                    parameters=parameters,
+                    position=position,
+                    vignette_keys=data.vignette_keys,
+                )
             )
-            for position, question in enumerate(data.questions)
-        ]
+            del question
     except (ValidationError, ValueError, np.linalg.LinAlgError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         log.warning("refit of study %s failed: %s", study.slug, message)
