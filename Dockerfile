@@ -10,4 +10,4 @@ RUN DEBUG=1 python manage.py collectstatic --no-input
 RUN useradd --create-home moraljudge
 USER moraljudge
 EXPOSE 8000
-CMD ["gunicorn", "moraljudge.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "moraljudge.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--worker-class", "gthread", "--threads", "4"]

@@ -91,3 +91,27 @@ def test_the_median_query_can_use_its_index():
             cursor.execute("EXPLAIN QUERY PLAN " + query["sql"])
             plans.append(" ".join(str(cell) for row in cursor.fetchall() for cell in row))
     assert any("participant_finished_secs_idx" in plan for plan in plans), plans
+
+
+@pytest.mark.django_db
+def test_a_large_studys_median_is_reused_for_a_minute_and_a_small_studys_never(monkeypatch):
+    from django.core.cache import cache
+
+    from surveys.services import timing
+
+    monkeypatch.setattr(timing, "CACHED_FROM", 8)
+    small, large = make_study(), make_study(slug="large")
+    finish(small, [100.0] * 5)
+    finish(large, [100.0] * 9, prefix="l")
+    try:
+        assert median_seconds(study=small) == median_seconds(study=large) == 100.0
+        finish(small, [500.0] * 6, prefix="s2")
+        finish(large, [500.0] * 10, prefix="l2")
+        assert median_seconds(study=small) == 500.0  # below CACHED_FROM: every finish counts at once
+        with CaptureQueriesContext(connection) as captured:
+            assert median_seconds(study=large) == 100.0  # the minute-old value, without a query
+        assert len(captured.captured_queries) == 0
+        cache.delete(f"surveys:median-seconds:{large.pk}")  # the minute is over
+        assert median_seconds(study=large) == 500.0
+    finally:
+        cache.clear()
