@@ -24,6 +24,7 @@ from .prompts import SYSTEM_PROMPT, ParseError, judgment_schema, parse_picks, re
 
 Status = JudgeCall.Status
 FINAL = (Status.DONE, Status.FAILED, Status.INVALID)
+CLAIMED_FIELDS = ["status", "claim", "attempts", "started_at", "lease_expires_at", "not_before", "history", "error"]
 _clients = threading.local()
 
 
@@ -49,7 +50,8 @@ def judge_item(*, call_id: int, retries: int = 0) -> str:
     retryable provider error (429, 5xx, timeout), a malformed reply with attempts left, or another worker's lease.
     """
     conf = collect_settings()
-    call = JudgeCall.objects.select_related("judge", "cell__study", "cell__vignette").filter(pk=call_id).first()
+    related = ("judge", "cell__study", "cell__vignette", "first_answer", "second_answer")
+    call = JudgeCall.objects.select_related(*related).filter(pk=call_id).first()
     if call is None or call.status in FINAL:
         return "skipped"  # a duplicate or redelivered message: nothing to do, nothing to pay
     now = timezone.now()
@@ -66,7 +68,8 @@ def judge_item(*, call_id: int, retries: int = 0) -> str:
     token = take(call, lease_seconds=lease, max_attempts=conf["max_attempts"])
     if token is None:
         return "skipped"
-    call.refresh_from_db()
+    # Only what take() changed: a full refresh would drop the related rows loaded above and fetch each again.
+    call.refresh_from_db(fields=CLAIMED_FIELDS)
     questions = list(call.cell.study.questions.order_by("position", "id"))
     keys = [q.key for q in questions]
     slot = limits.concurrency_slot(limit, ttl=lease, max_wait=conf["max_wait_seconds"])
