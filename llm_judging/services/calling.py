@@ -118,7 +118,10 @@ def record_retryable(call: JudgeCall, token: str, exc: client.Retryable, *, retr
     if call.attempts >= collect_settings()["max_attempts"]:
         move(call, token=token, to=Status.FAILED, outcome="retryable error", error=f"{exc} (gave up)")
         return Status.FAILED
-    again = TryAgain(str(exc), retry_after=exc.retry_after, backoff=True, retries=retries)
+    # A 429 that says when: that time, not exponential backoff on top (1-2 s for a first retry even when the
+    # provider asked for 1 s). limits.penalise has already pushed every worker's next slot past it.
+    told_when = exc.status == 429 and exc.retry_after is not None
+    again = TryAgain(str(exc), retry_after=exc.retry_after, backoff=not told_when, retries=retries)
     body = {"status": exc.status, "body": exc.body[:5000]} if exc.status else {}
     move(
         call, token=token, to=Status.PENDING, outcome="retryable error", error=str(exc), not_before=again.due,
