@@ -102,6 +102,7 @@ def main() -> None:
     print(f"mode: {mode}")
     print(f"workload: {cells} cells x 2 orders x {len(judges)} judges = {total} calls; "
           f"fake providers: {LATENCY * 1000:.0f} ms latency, {args.rpm} requests/minute each")  # fmt: skip
+    booted_cpu = sum(cpu_seconds(worker.pid) for worker in workers)
     started = time.monotonic()
     if celery_mode:
         run = runs.start_judging_run(study=study, judges=judges)
@@ -116,7 +117,7 @@ def main() -> None:
     while finished.count() < total and time.monotonic() < deadline:
         time.sleep(0.5)
     elapsed = time.monotonic() - started
-    worker_cpu = sum(cpu_seconds(worker.pid) for worker in workers)
+    worker_cpu = sum(cpu_seconds(worker.pid) for worker in workers) - booted_cpu
     stop.set()
     for worker in workers:
         worker.terminate()
