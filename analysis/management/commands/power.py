@@ -103,13 +103,7 @@ class Command(BaseCommand):
             if options["test"] == "best-vs-worst":
                 result = power_analysis(systems=options["systems"], **design)
             else:
-                result = reported_power(
-                    systems=options["systems"],
-                    abilities=options["abilities"],
-                    answer_sd=options["answer_sd"],
-                    interval=options["interval"],
-                    **design,
-                )
+                result = reported_power(**_reported_design(options), **design)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if options["judge_agreement"] is not None:
@@ -138,10 +132,7 @@ class Command(BaseCommand):
     def with_judge(self, options, design) -> None:
         try:
             judged = judge_assisted_power(
-                systems=options["systems"],
-                abilities=options["abilities"],
-                answer_sd=options["answer_sd"],
-                interval=options["interval"],
+                **_reported_design(options),
                 judge_agreement=options["judge_agreement"],
                 human_agreement=options["human_agreement"],
                 llm_cells=options["llm_cells"],
@@ -166,6 +157,10 @@ class Command(BaseCommand):
             "  for 80% power: " + _needed(judged),
         ]
         self.stdout.write("\n".join(lines))
+
+
+def _reported_design(options) -> dict:
+    return {key: options[key] for key in ("systems", "abilities", "answer_sd", "interval")}
 
 
 def _needed(judged) -> str:
