@@ -9,7 +9,9 @@ beyond one per item (goal 0: each item's one successful call; 429s are refused b
 
 Run:
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/mj_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
-      .venv/bin/python benchmarks/judge.py [--workers 2 --threads 8] [--rpm 1200]
+      .venv/bin/python benchmarks/judge.py [--workers 2 --threads 8] [--rpm 1200] [--systems 8 --vignettes 12]
+A smaller design (e.g. --systems 6 --vignettes 8 --rpm 600) is less at the mercy of a loaded machine; the worker
+CPU a call it prints is the figure least moved by others' load.
 With REDIS_URL and a PostgreSQL DATABASE_URL it runs real Celery worker processes (threads pool); otherwise
 in-process threads with the in-process limiter. The output says which.
 """
