@@ -1,9 +1,13 @@
 """Researcher forms: the power analysis and the second study to compare with."""
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from analysis.power import SPACINGS
+from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
 from surveys.models import Study
+
+JUDGE_FIELDS = ("judge", "judge_agreement", "human_agreement", "llm_cells")
 
 MAX_SIMULATIONS = 20_000
 
@@ -27,9 +31,77 @@ class PowerForm(forms.Form):
     target_power = forms.FloatField(
         min_value=0.05, max_value=0.999, required=False, help_text="Also find the repetitions reaching this power."
     )
+    # With an LLM judge (PPI++): give a measured judge or an agreement; blank both for humans alone.
+    judge = forms.ChoiceField(
+        required=False,
+        label="LLM judge measured on this study",
+        help_text="Uses its measured correlation with the human picks (rho).",
+    )
+    judge_agreement = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        label="Or: judge agreement with the human majority",
+        help_text="0.5 is chance (no saving).",
+    )
+    human_agreement = forms.FloatField(
+        min_value=0.5,
+        max_value=1.0,
+        required=False,
+        label="Human agreement with their cell's majority",
+        help_text=f"With a typed agreement only; {DEFAULT_HUMAN_AGREEMENT} is an assumption until humans have judged.",
+    )
+    llm_cells = forms.IntegerField(
+        min_value=1,
+        max_value=1_000_000,
+        required=False,
+        label="Cells the LLM judges",
+        help_text="Blank: the design's cells. The saving grows when the judge covers many more cells than humans.",
+    )
+
+    def __init__(self, *args, judges=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.measured = {judge.key: judge for judge in judges}
+        self.fields["judge"].choices = [("", "none")] + [(judge.key, judge.label()) for judge in judges]
+
+    def clean(self):
+        data = super().clean()
+        judge = self.measured.get(data.get("judge") or "")
+        if judge is not None and data.get("judge_agreement") is not None:
+            raise ValidationError("Pick a measured judge or type an agreement, not both.")
+        if judge is not None and judge.rho is None:
+            self.add_error("judge", "Too few human judgments on this judge's cells to measure its correlation.")
+        return data
+
+    def design(self) -> dict:
+        """The human design, as plan_power takes it."""
+        return {key: value for key, value in self.cleaned_data.items() if key not in JUDGE_FIELDS}
+
+    def judge_plan(self) -> dict | None:
+        """judge_assisted_power's arguments, or None when no judge was given."""
+        data, judge = self.cleaned_data, self.measured.get(self.cleaned_data.get("judge") or "")
+        if judge is None and data.get("judge_agreement") is None:
+            return None
+        design = self.design()
+        plan = {key: design[key] for key in ("systems", "vignettes", "repetitions", "gap", "spacing", "alpha")}
+        plan.update(
+            questions=design["questions"],
+            simulations=design["simulations"],
+            seed=design["seed"],
+            vignettes_per_participant=design["vignettes_per_participant"],
+            target_power=design["target_power"],
+            llm_cells=data.get("llm_cells"),
+        )
+        if judge is not None:
+            return plan | {"rho": judge.rho}
+        human = data.get("human_agreement")
+        return plan | {
+            "judge_agreement": data["judge_agreement"],
+            "human_agreement": DEFAULT_HUMAN_AGREEMENT if human is None else human,
+        }
 
     @classmethod
-    def initial_for(cls, study: Study) -> dict:
+    def initial_for(cls, study: Study, *, human_agreement: float | None = None) -> dict:
         return {
             "systems": study.systems.count(),
             "vignettes": study.vignettes.count(),
@@ -42,6 +114,7 @@ class PowerForm(forms.Form):
             "simulations": 2000,
             "seed": 1,
             "target_power": 0.8,
+            "human_agreement": round(human_agreement, 3) if human_agreement is not None else DEFAULT_HUMAN_AGREEMENT,
         }
 
 

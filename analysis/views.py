@@ -13,6 +13,7 @@ from surveys.prolific import verification_counts
 from . import exports, plots
 from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
+from .power import judge_assisted_power
 from .services import plan_power, request_refit, study_progress
 from .services.dashboard import dashboard_results, label_of, question_labels, refit_said
 
@@ -118,9 +119,17 @@ def export(request, slug, name):
 @staff_member_required
 @require_GET
 def power_page(request, slug):
+    # The judges measured on this study come from llm_judging (which itself builds on analysis).
+    from llm_judging.services.planning import measured_on_study
+
     study = get_object_or_404(Study, slug=slug)
-    form = PowerForm(request.GET if "systems" in request.GET else None, initial=PowerForm.initial_for(study))
-    result = needed = None
+    measured = measured_on_study(study=study)
+    initial = PowerForm.initial_for(study, human_agreement=measured.human_agreement)
+    form = PowerForm(request.GET if "systems" in request.GET else None, initial=initial, judges=measured.judges)
+    result = needed = judged = None
     if form.is_valid():
-        result, needed = plan_power(**form.cleaned_data)
-    return render(request, "analysis/power.html", {"study": study, "form": form, "result": result, "needed": needed})
+        result, needed = plan_power(**form.design())
+        plan = form.judge_plan()
+        judged = judge_assisted_power(**plan) if plan else None
+    context = {"study": study, "form": form, "result": result, "needed": needed, "judged": judged}
+    return render(request, "analysis/power.html", context)

@@ -9,7 +9,9 @@ beyond one per item (goal 0: each item's one successful call; 429s are refused b
 
 Run:
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/mj_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
-      .venv/bin/python benchmarks/judge.py [--workers 2 --threads 8] [--rpm 1200]
+      .venv/bin/python benchmarks/judge.py [--workers 2 --threads 8] [--rpm 1200] [--systems 8 --vignettes 12]
+A smaller design (e.g. --systems 6 --vignettes 8 --rpm 600) is less at the mercy of a loaded machine; the worker
+CPU a call it prints is the figure least moved by others' load.
 With REDIS_URL and a PostgreSQL DATABASE_URL it runs real Celery worker processes (threads pool); otherwise
 in-process threads with the in-process limiter. The output says which.
 """
@@ -35,13 +37,13 @@ JUDGES = [("gpt-4o", "openai", "gpt-4o"), ("claude-3-7-sonnet", "anthropic", "cl
 SYSTEMS, VIGNETTES, LATENCY, PROVIDER_BURST = 8, 12, 0.2, 2
 
 
-def build_study():
+def build_study(systems_count: int = SYSTEMS, vignettes: int = VIGNETTES):
     from surveys.services.lifecycle import go_live
     from tests.conftest import make_study
 
     slug = f"bench-judge-{uuid.uuid4().hex[:8]}"
-    systems = tuple(f"s{k}" for k in range(SYSTEMS))
-    study = make_study(slug=slug, systems=systems, vignettes=VIGNETTES, reference="s0", repetitions=1)
+    systems = tuple(f"s{k}" for k in range(systems_count))
+    study = make_study(slug=slug, systems=systems, vignettes=vignettes, reference="s0", repetitions=1)
     return go_live(study=study)
 
 
@@ -50,6 +52,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (Redis mode)")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker (or in-process threads)")
     parser.add_argument("--rpm", type=int, default=1200, help="requests a minute each fake provider allows")
+    parser.add_argument("--systems", type=int, default=SYSTEMS, help="a smaller design for a loaded machine")
+    parser.add_argument("--vignettes", type=int, default=VIGNETTES)
     args = parser.parse_args()
     from collect import ensure_database, run_celery_workers
 
@@ -72,7 +76,7 @@ def main() -> None:
     servers = [
         FakeLLMServer(latency=LATENCY, requests_per_minute=args.rpm, burst=PROVIDER_BURST).start() for _ in JUDGES
     ]
-    study = build_study()
+    study = build_study(args.systems, args.vignettes)
     tag = uuid.uuid4().hex[:6]
     judges = [
         JudgeModel.objects.create(
@@ -93,13 +97,14 @@ def main() -> None:
     if celery_mode:
         mode = f"real Celery workers: {args.workers} processes x {args.threads} threads, Redis, PostgreSQL"
         workers = run_celery_workers(args.workers, args.threads, queue)
-        time.sleep(4)
+        wait_until_ready(len(workers))
     else:
         settings.CELERY_TASK_ALWAYS_EAGER = False
         mode = f"in-process: {args.threads} threads, in-process limiter, {settings.DATABASES['default']['ENGINE']}"
     print(f"mode: {mode}")
     print(f"workload: {cells} cells x 2 orders x {len(judges)} judges = {total} calls; "
           f"fake providers: {LATENCY * 1000:.0f} ms latency, {args.rpm} requests/minute each")  # fmt: skip
+    booted_cpu = sum(cpu_seconds(worker.pid) for worker in workers)
     started = time.monotonic()
     if celery_mode:
         run = runs.start_judging_run(study=study, judges=judges)
@@ -114,6 +119,7 @@ def main() -> None:
     while finished.count() < total and time.monotonic() < deadline:
         time.sleep(0.5)
     elapsed = time.monotonic() - started
+    worker_cpu = sum(cpu_seconds(worker.pid) for worker in workers) - booted_cpu
     stop.set()
     for worker in workers:
         worker.terminate()
@@ -135,6 +141,29 @@ def main() -> None:
     print(f"duplicates stored: {duplicates} (goal 0)")
     print(f"provider calls answered: {served_ok} for {total} items (paid beyond one per item: {served_ok - total})")
     print(f"429s sent by the fake providers: {sum(s.rejected for s in servers)}")
+    if workers:
+        print(f"worker CPU: {worker_cpu:.1f} s, {worker_cpu / total * 1000:.0f} ms a call (less sensitive to load)")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc), 0 where unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_ready(n_workers: int, *, limit: float = 120) -> None:
+    """Start the clock when every worker answers a ping: a fixed 4 s sleep was too short on a loaded machine,
+    and the workers' boot (Django setup, imports) then counted as judging time."""
+    from moraljudge.celery import app
+
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if len(app.control.ping(timeout=0.5)) >= n_workers:
+            return
+    print(f"warning: not all {n_workers} workers answered within {limit:.0f} s")
 
 
 def run_in_process(ids, threads, stop, calling):

@@ -5,6 +5,11 @@
   that long, then calls. Requests are therefore spaced ``60 / requests_per_minute`` seconds apart, with
   ``burst`` of them allowed back to back. A 429 from the provider pushes the key's next slot past its
   Retry-After (``penalise``), so every worker backs off, not only the one that was refused.
+- Sending: a booked slot says when a request may leave, but a thread can wake late from its sleep (a loaded
+  machine), and a provider counts arrivals. One request late by more than the provider's tolerance put the
+  provider's own bucket behind ours, so it refused the next one sent on time, and the 429 stalled every worker
+  for a whole Retry-After second. So just before sending, a second GCRA on the actual send times
+  (``clear_to_send``), the provider's own model, holds a request back by the few milliseconds it needs.
 - Concurrency: a semaphore kept as a sorted set of holders with expiry times, renewed while the call runs, so a
   killed worker's place comes back by itself after ``ttl`` seconds.
 
@@ -41,6 +46,20 @@ if wait > max_wait then return {0, tostring(wait)} end
 local new_tat = tat + interval
 redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now + 60) * 1000))
 return {1, tostring(wait)}
+"""
+
+SEND = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local wait = tat - tolerance - now
+if wait > 0 then return tostring(wait) end
+local new_tat = tat + interval
+redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now + 60) * 1000))
+return '0'
 """
 
 PENALISE = """
@@ -122,8 +141,12 @@ class RedisBackend:
         ok, wait = self.redis.eval(RESERVE, 1, KEY_PREFIX + "rate:" + key, interval, tolerance, max_wait)
         return bool(int(ok)), float(wait)
 
+    def clear_to_send(self, key: str, interval: float, tolerance: float) -> float:
+        return float(self.redis.eval(SEND, 1, KEY_PREFIX + "sent:" + key, interval, tolerance))
+
     def penalise(self, key: str, seconds: float) -> None:
-        self.redis.eval(PENALISE, 1, KEY_PREFIX + "rate:" + key, seconds)
+        for kind in ("rate:", "sent:"):
+            self.redis.eval(PENALISE, 1, KEY_PREFIX + kind + key, seconds)
 
     def acquire(self, key: str, limit: int, ttl: float, token: str) -> bool:
         return bool(int(self.redis.eval(ACQUIRE, 1, KEY_PREFIX + "conc:" + key, limit, ttl, token)))
@@ -141,6 +164,7 @@ class LocalBackend:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.tats: dict[str, float] = {}
+        self.sent: dict[str, float] = {}
         self.holders: dict[str, dict[str, float]] = {}
 
     def reserve(self, key: str, interval: float, tolerance: float, max_wait: float) -> tuple[bool, float]:
@@ -153,9 +177,21 @@ class LocalBackend:
             self.tats[key] = tat + interval
             return True, wait
 
+    def clear_to_send(self, key: str, interval: float, tolerance: float) -> float:
+        with self.lock:
+            now = time.monotonic()
+            tat = max(self.sent.get(key, 0.0), now)
+            wait = tat - tolerance - now
+            if wait > 0:
+                return wait
+            self.sent[key] = tat + interval
+            return 0.0
+
     def penalise(self, key: str, seconds: float) -> None:
         with self.lock:
-            self.tats[key] = max(self.tats.get(key, 0.0), time.monotonic() + seconds)
+            until = time.monotonic() + seconds
+            self.tats[key] = max(self.tats.get(key, 0.0), until)
+            self.sent[key] = max(self.sent.get(key, 0.0), until)
 
     def acquire(self, key: str, limit: int, ttl: float, token: str) -> bool:
         with self.lock:
@@ -187,14 +223,23 @@ def backend():
 
 
 def wait_for_rate(limit: Limit, *, max_wait: float) -> float:
-    """Book the next request slot and sleep until it; Busy if it is more than max_wait away."""
+    """Book the next request slot and sleep until it, then until the send times allow it (see the module
+    docstring); Busy if either is more than max_wait away. Returns the seconds slept."""
     interval = 60.0 / limit.requests_per_minute
-    ok, wait = backend().reserve(limit.key, interval, interval * (limit.burst - 1), max_wait)
+    tolerance = interval * (limit.burst - 1)
+    ok, wait = backend().reserve(limit.key, interval, tolerance, max_wait)
     if not ok:
         raise Busy(f"{limit.key}: next request slot in {wait:.1f} s", retry_after=wait)
-    if wait > 0:
-        time.sleep(wait)
-    return wait
+    slept = 0.0
+    while True:
+        if wait > 0:
+            time.sleep(wait)
+            slept += wait
+        wait = backend().clear_to_send(limit.key, interval, tolerance)
+        if wait <= 0:
+            return slept
+        if slept + wait > max_wait:
+            raise Busy(f"{limit.key}: the provider's window opens in {wait:.1f} s", retry_after=wait)
 
 
 def penalise(limit: Limit, seconds: float) -> None:

@@ -101,11 +101,17 @@ def reported_power(
     simulations: int = 1000,
     seed: int | None = None,
     vignettes_per_participant: int = 5,
+    judgment_scale: float = 1.0,
 ) -> ReportedPowerResult:
     """Simulated power of the per-system tests against the reference (Holm within a question).
 
     `abilities` (the reference first) overrides `systems`, `gap` and `spacing`, which otherwise
-    put the reference at 0 and the others evenly up to `gap` ("even") or one at `gap` ("one-best")."""
+    put the reference at 0 and the others evenly up to `gap` ("even") or one at `gap` ("one-best").
+    `judgment_scale` simulates that many times the design's judgments (rounded per pair, or per cell
+    with answer variation): the human-alone equivalent of a design helped by an LLM judge (judge.py).
+    The result still describes the design's own judgments and judges."""
+    if judgment_scale <= 0:
+        raise ValueError("the judgment scale must be positive.")
     if interval not in INTERVALS:
         raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {interval!r}.")
     if answer_sd < 0:
@@ -129,6 +135,7 @@ def reported_power(
             alpha=alpha_per_question,
             size=size,
             rng=rng,
+            judgment_scale=judgment_scale,
         )
         rejected.append(chunk_rejected)
         failed += chunk_failed
@@ -161,6 +168,7 @@ def _rejections(
     alpha: float,
     size: int,
     rng: np.random.Generator,
+    judgment_scale: float = 1.0,
 ) -> tuple[np.ndarray, int]:
     """(size, systems - 1) rejections of each system = reference, Holm-adjusted within a data set."""
     n_items = len(truth)
@@ -168,16 +176,19 @@ def _rejections(
     grouped = bt.Grouped(a, b, np.zeros((len(a), 0)), np.zeros(len(a)), np.zeros(len(a)), None)
     per_vignette = interval == "answer-robust" or answer_sd > 0
     if per_vignette:
+        repetitions = max(round(repetitions * judgment_scale), 1)
         answers = (
             rng.normal(0.0, answer_sd, size=(size, vignettes, n_items)) if answer_sd > 0 else np.zeros((1, 1, n_items))
         )
         eta = (truth[a] - truth[b]) + answers[..., a] - answers[..., b]
         cell_wins = rng.binomial(repetitions, 1.0 / (1.0 + np.exp(-np.broadcast_to(eta, (size, vignettes, len(a))))))
         wins = cell_wins.sum(axis=1).astype(float)
+        per_pair = vignettes * repetitions
     else:
-        wins = rng.binomial(vignettes * repetitions, 1.0 / (1.0 + np.exp(-(truth[a] - truth[b]))), size=(size, len(a)))
+        per_pair = max(round(vignettes * repetitions * judgment_scale), 1)
+        wins = rng.binomial(per_pair, 1.0 / (1.0 + np.exp(-(truth[a] - truth[b]))), size=(size, len(a)))
         wins = wins.astype(float)
-    totals = np.full(len(a), float(vignettes * repetitions))
+    totals = np.full(len(a), float(per_pair))
     item_wins, item_losses = bt.item_wins_and_losses(grouped, wins, totals[None, :], n_items)
     finite = ((item_wins > 0) & (item_losses > 0)).all(axis=1)  # else an ability is infinite
     rejected = np.zeros((size, n_items - 1), bool)

@@ -1,5 +1,8 @@
 """`manage.py power [--test reported|best-vs-worst] [--questions N] [--answer-sd T] ... [--json]`.
 
+`--judge-agreement A [--human-agreement H] [--llm-cells N]` (reported test) adds the power and the human
+judgments needed when the humans are combined with an LLM judge by PPI++ (analysis/power/judge.py).
+
 Defaults are the source study's first experiment (7 systems, 12 vignettes, 8 judgments per
 cell, a 0.4 log-odds gap), so `power --test best-vs-worst --questions 5` reproduces its 85.6%.
 """
@@ -9,7 +12,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.power import INTERVALS, SPACINGS, TESTS, power_analysis, reported_power
+from analysis.power import INTERVALS, SPACINGS, TESTS, judge_assisted_power, power_analysis, reported_power
+from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
 
 
 class Command(BaseCommand):
@@ -58,6 +62,24 @@ class Command(BaseCommand):
         parser.add_argument("--simulations", type=int, default=10_000)
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--vignettes-per-participant", type=int, default=5)
+        parser.add_argument(
+            "--judge-agreement",
+            type=float,
+            default=None,
+            help="reported test: an LLM judge's agreement with the human majority; adds power with the judge (PPI++)",
+        )
+        parser.add_argument(
+            "--human-agreement",
+            type=float,
+            default=DEFAULT_HUMAN_AGREEMENT,
+            help=f"with --judge-agreement: humans' agreement with their cell's majority (default {DEFAULT_HUMAN_AGREEMENT})",
+        )
+        parser.add_argument(
+            "--llm-cells",
+            type=int,
+            default=None,
+            help="with --judge-agreement: cells the judge judges (default: the design's)",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
@@ -71,6 +93,7 @@ class Command(BaseCommand):
                 ("--abilities", options["abilities"] is not None),
                 ("--answer-sd", options["answer_sd"] != 0.0),
                 ("--interval", options["interval"] != "wald"),
+                ("--judge-agreement", options["judge_agreement"] is not None),
             )
             if given
         ]
@@ -80,15 +103,11 @@ class Command(BaseCommand):
             if options["test"] == "best-vs-worst":
                 result = power_analysis(systems=options["systems"], **design)
             else:
-                result = reported_power(
-                    systems=options["systems"],
-                    abilities=options["abilities"],
-                    answer_sd=options["answer_sd"],
-                    interval=options["interval"],
-                    **design,
-                )
+                result = reported_power(**_reported_design(options), **design)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        if options["judge_agreement"] is not None:
+            return self.with_judge(options, design)
         needed = result.repetitions_needed_for(0.8)
         if options["json"]:
             self.stdout.write(
@@ -109,6 +128,48 @@ class Command(BaseCommand):
             lines += _reported_lines(result)
         lines.append(f"  repetitions needed for 80% power: {needed if needed is not None else 'more than 200'}")
         self.stdout.write("\n".join(lines))
+
+    def with_judge(self, options, design) -> None:
+        try:
+            judged = judge_assisted_power(
+                **_reported_design(options),
+                judge_agreement=options["judge_agreement"],
+                human_agreement=options["human_agreement"],
+                llm_cells=options["llm_cells"],
+                target_power=0.8,
+                **design,
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(judged.as_dict() | {"test": "reported"}))
+            return
+        alone = judged.without
+        lines = [
+            f"Power {alone.power:.3f} humans alone, {judged.with_judge_power:.3f} with the LLM judge "
+            f"(Monte Carlo SE {alone.mc_se:.3f}, {alone.simulations} simulations)",
+            f"  {alone.systems} systems, {alone.vignettes} vignettes, {alone.repetitions} repetitions: "
+            f"{alone.comparisons} human judgments per question, {alone.participants} judges",
+            *_reported_lines(alone)[:1],
+            f"  judge: agreement {judged.judge_agreement} with the human majority, humans' own {judged.human_agreement}: "
+            f"rho {judged.rho:.3f} on {judged.llm_cells} LLM-judged cells (PPI++)",
+            f"  the {judged.human_judgments} human judgments are worth {judged.worth_human_judgments:.0f} beside the judge",
+            "  for 80% power: " + _needed(judged),
+        ]
+        self.stdout.write("\n".join(lines))
+
+
+def _reported_design(options) -> dict:
+    return {key: options[key] for key in ("systems", "abilities", "answer_sd", "interval")}
+
+
+def _needed(judged) -> str:
+    if judged.judgments_needed_alone is None:
+        return "more than 200 repetitions per cell by humans alone"
+    return (
+        f"{judged.judgments_needed_alone} human judgments per question ({judged.participants_needed_alone} judges) "
+        f"alone, {judged.judgments_needed_with_judge} ({judged.participants_needed_with_judge} judges) with the judge"
+    )
 
 
 def _reported_lines(result) -> list[str]:

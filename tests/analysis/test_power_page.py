@@ -1,0 +1,61 @@
+"""The power page with an LLM judge: typed agreement, a judge measured on the study, and bad combinations."""
+
+import pytest
+
+from tests.conftest import make_judged_study
+from tests.llm_judging.test_agreement_and_page import add_judge
+
+DESIGN = (
+    "systems=7&vignettes=12&repetitions=8&vignettes_per_participant=5&gap=0.4&spacing=even"
+    "&alpha=0.05&questions=5&simulations=400&seed=1&target_power=0.8"
+)
+
+
+@pytest.fixture
+def study(db):
+    return make_judged_study(participants=40, seed=5)
+
+
+def page(client, query: str) -> str:
+    response = client.get(f"/dashboard/judged/power/?{DESIGN}&{query}")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def judges_needed(html: str) -> tuple[int, int]:
+    row = html.split("Human judges needed")[1].split("</tr>")[0]
+    alone, beside = (int(cell.split("<")[0]) for cell in row.split("<td>")[1:])
+    return alone, beside
+
+
+def test_without_a_judge_the_page_shows_no_judge_section(staff_client, study):
+    assert "With an LLM judge" not in page(staff_client, "")
+
+
+def test_a_better_judge_needs_fewer_human_judges_and_a_judge_at_chance_none_fewer(staff_client, study):
+    chance = judges_needed(page(staff_client, "judge_agreement=0.5&human_agreement=0.85&llm_cells=30000"))
+    good = judges_needed(page(staff_client, "judge_agreement=0.8&human_agreement=0.85&llm_cells=30000"))
+    better_html = page(staff_client, "judge_agreement=0.95&human_agreement=0.85&llm_cells=30000")
+    better = judges_needed(better_html)
+    assert chance[0] == chance[1] == good[0] == better[0]
+    assert chance[1] > good[1] > better[1]
+    assert "The judge saves <strong>" in better_html
+    assert "ρ = <strong>0.630</strong>" in better_html
+
+
+def test_the_study_prefills_its_humans_agreement_and_offers_its_judges(staff_client, study):
+    add_judge(study, "first", "other-model", lambda cell, q, first, second: first.pk)
+    html = staff_client.get("/dashboard/judged/power/").content.decode()
+    assert 'name="human_agreement" value="0.75"' not in html  # measured on the study instead
+    assert '<option value="first">first: agreement 0.50, rho 0.00' in html
+    measured = page(staff_client, "judge=first")
+    assert "measured on this study" in measured
+    assert judges_needed(measured)[0] == judges_needed(measured)[1]
+
+
+def test_a_judge_and_a_typed_agreement_together_are_refused(staff_client, study):
+    add_judge(study, "first", "other-model", lambda cell, q, first, second: first.pk)
+    html = page(staff_client, "judge=first&judge_agreement=0.8")
+    assert "Pick a measured judge or type an agreement, not both." in html
+    assert "With an LLM judge" not in html
+    assert "Select a valid choice" in page(staff_client, "judge=nobody")
