@@ -1,11 +1,10 @@
 """Collecting answers from LLMs, as plain functions: runs (start, retry, sweep) and the collection step."""
 
+from .calling import give_up, record_retryable
 from .collecting import (
     claim,
     collect,
-    give_up,
     record_reply,
-    record_retryable,
     select_first_valid,
 )
 from .config import (

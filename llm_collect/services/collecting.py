@@ -14,17 +14,17 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.utils import timezone
 
 from surveys.models import Answer, Study, System
 from surveys.services.answers import create_answer, select_answer
 
-from .. import client, limits
+from .. import client
 from ..models import Generation
 from ..parsing import ParseError, parse_answer
 from ..prompts import render_prompts
-from .config import TryAgain, collect_settings, estimate_cost, target_for
-from .states import keep_alive, move, take
+from .calling import Called, Request, call_claimed, record_unusable
+from .config import collect_settings, estimate_cost
+from .states import move, take
 
 Status = Generation.Status
 
@@ -41,78 +41,17 @@ def collect(*, generation_id: int, retries: int = 0) -> str:
     free, a provider error worth retrying, unusable output with attempts left, or another worker's lease still
     running. ``retries`` is how often the task has been retried, for the backoff.
     """
-    conf = collect_settings()
     gen = Generation.objects.select_related("system", "vignette__study").filter(pk=generation_id).first()
-    if gen is None or gen.status in (Status.DONE, Status.FAILED, Status.INVALID):
-        return "skipped"  # a duplicate or redelivered message: nothing to do, nothing to pay
-    now = timezone.now()
-    if gen.status == Status.RUNNING and gen.lease_expires_at and gen.lease_expires_at > now:
-        remaining = (gen.lease_expires_at - now).total_seconds()
-        raise TryAgain(f"{gen} is held by another worker", retry_after=remaining + 1, backoff=False, retries=retries)
-    if gen.attempts >= conf["max_attempts"]:
-        give_up(gen)
-        return Status.FAILED
-
-    target = target_for(gen.system)
-    limit = limits.limit_for(provider=target.provider, base_url=target.endpoint_base, parameters=target.parameters)
-    lease = conf["lease_seconds"]
-    token = claim(gen, lease_seconds=lease)
-    if token is None:
+    if gen is None:
         return "skipped"
-    gen.refresh_from_db()
-    slot = limits.concurrency_slot(limit, ttl=lease, max_wait=conf["max_wait_seconds"])
-    with keep_alive(gen, token, lease_seconds=lease, also=(slot.refresh,)):
-        try:
-            with slot:
-                system_prompt, user_prompt = render_prompts(study=gen.vignette.study, vignette=gen.vignette)
-                # Last before the call, so that nothing slow comes between the booked slot and the request.
-                limits.wait_for_rate(limit, max_wait=conf["max_wait_seconds"])
-                try:
-                    reply = client.complete(target, system_prompt=system_prompt, user_prompt=user_prompt)
-                except client.Retryable as exc:
-                    if exc.status == 429 and exc.retry_after:
-                        limits.penalise(limit, exc.retry_after)
-                    return record_retryable(gen, token, exc, retries=retries)
-                except client.Permanent as exc:
-                    move(gen, token=token, to=Status.FAILED, outcome="permanent error", error=str(exc))
-                    return Status.FAILED
-        except limits.Busy as exc:
-            again = TryAgain(str(exc), retry_after=exc.retry_after, backoff=False, retries=retries)
-            # Given back uncalled: the attempt is not counted.
-            move(
-                gen,
-                token=token,
-                to=Status.PENDING,
-                outcome="not called: " + str(exc),
-                not_before=again.due,
-                attempts=F("attempts") - 1,
-            )
-            raise again from exc
-    return record_reply(gen, token, reply, retries=retries)
 
+    def request() -> Request:
+        return Request(*render_prompts(study=gen.vignette.study, vignette=gen.vignette))
 
-def give_up(gen: Generation) -> None:
-    """Fail a row that used up its attempts, if nobody holds it."""
-    error = (gen.error + "\n" if gen.error else "") + f"Gave up after {gen.attempts} attempts."
-    move(gen, to=Status.FAILED, outcome="gave up", error=error)
-
-
-def record_retryable(gen: Generation, token: str, exc: client.Retryable, *, retries: int = 0) -> str:
-    if gen.attempts >= collect_settings()["max_attempts"]:
-        error = f"{exc} (gave up after {gen.attempts} attempts)"
-        move(gen, token=token, to=Status.FAILED, outcome="retryable error", error=error)
-        return Status.FAILED
-    again = TryAgain(str(exc), retry_after=exc.retry_after, backoff=True, retries=retries)
-    move(
-        gen,
-        token=token,
-        to=Status.PENDING,
-        outcome="retryable error",
-        error=str(exc),
-        not_before=again.due,
-        raw_response={"status": exc.status, "body": exc.body[:5000]} if exc.status else {},
-    )
-    raise again
+    called = call_claimed(gen, configured=gen.system, request=request, retries=retries)
+    if not isinstance(called, Called):
+        return called
+    return record_reply(gen, called.token, called.reply, retries=retries)
 
 
 def reply_fields(reply: client.Reply, *, configured) -> dict:
@@ -132,38 +71,14 @@ def reply_fields(reply: client.Reply, *, configured) -> dict:
 
 def record_reply(gen: Generation, token: str, reply: client.Reply, *, retries: int = 0) -> str:
     """Store what came back, then either an Answer (DONE), another try, or INVALID for the researcher."""
-    conf = collect_settings()
     call_fields = reply_fields(reply, configured=gen.system)
     try:
         parsed = parse_answer(reply.text)
     except ParseError as exc:
         error = f"Unusable output: {exc}"
-        invalid_so_far = 1 + sum(1 for entry in gen.history if entry.get("outcome") == "invalid output")
-        if invalid_so_far >= conf["max_invalid_attempts"] or gen.attempts >= conf["max_attempts"]:
-            move(
-                gen,
-                token=token,
-                to=Status.INVALID,
-                outcome="invalid output",
-                error=error,
-                reply=reply,
-                parse_error=str(exc),
-                **call_fields,
-            )
-            return Status.INVALID
-        again = TryAgain(error, retry_after=0, backoff=False, retries=retries)
-        move(
-            gen,
-            token=token,
-            to=Status.PENDING,
-            outcome="invalid output",
-            error=error,
-            reply=reply,
-            not_before=again.due,
-            parse_error=str(exc),
-            **call_fields,
+        return record_unusable(
+            gen, token, reply, error=error, parse_error=str(exc), call_fields=call_fields, retries=retries
         )
-        raise again from exc
 
     try:
         with transaction.atomic():

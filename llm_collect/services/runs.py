@@ -15,7 +15,7 @@ from surveys.models import Answer, Study, System
 
 from .. import client
 from ..models import CollectionRun, Generation
-from .collecting import give_up
+from .calling import give_up
 from .config import collect_settings, target_for
 from .states import move
 

@@ -12,12 +12,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from llm_collect.services import missing_keys
+from llm_collect.services.calling import give_up
 from llm_collect.services.config import collect_settings
 from llm_collect.services.states import move
 from surveys.models import Study, System
 
 from ..models import JudgeCall, JudgeModel, JudgingRun
-from .calling import give_up
 
 log = logging.getLogger(__name__)
 Status = JudgeCall.Status
