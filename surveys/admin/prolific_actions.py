@@ -22,67 +22,63 @@ def study_url(request, study) -> str:
 
 @admin.action(description="Create or update Prolific draft", permissions=["change"])
 def create_or_update_prolific_draft(modeladmin, request, queryset):
-    if not _configured(modeladmin, request):
-        return None
-    if request.POST.get(CONFIRMED) != "yes":
-        rows = [_draft_row(study, study_url(request, study)) for study in queryset]
-        return _confirm(
-            modeladmin, request, queryset, "create_or_update_prolific_draft", rows, button="Send to Prolific"
-        )
-    for study in queryset:
-        try:
-            sent = drafts.send_draft(study=study, study_url=study_url(request, study))
-        except (ValidationError, ProlificError) as exc:
-            _refused(modeladmin, request, study, exc)
-            continue
+    def send(study) -> str:
+        sent = drafts.send_draft(study=study, study_url=study_url(request, study))
         done = "created as a draft" if sent.created else "draft updated"
-        text = (
-            f"Study '{study.slug}': Prolific study {sent.prolific_id} {done} ({sent.draft.places.total} places, "
+        return (
+            f"Prolific study {sent.prolific_id} {done} ({sent.draft.places.total} places, "
             f"{sent.draft.reward_text} for {sent.draft.minutes} minutes)."
         )
-        modeladmin.log_change(request, study, text)
-        modeladmin.message_user(request, text, messages.SUCCESS)
-    return None
+
+    return _confirmed_then_each(
+        modeladmin, request, queryset, "create_or_update_prolific_draft",
+        rows=lambda study: _draft_row(study, study_url(request, study)), button="Send to Prolific", send=send,
+    )  # fmt: skip
 
 
 @admin.action(description="Publish on Prolific", permissions=["change"])
 def publish_on_prolific(modeladmin, request, queryset):
-    if not _configured(modeladmin, request):
-        return None
-    if request.POST.get(CONFIRMED) != "yes":
-        rows = [_publish_row(study, study_url(request, study)) for study in queryset]
-        return _confirm(modeladmin, request, queryset, "publish_on_prolific", rows, button="Publish")
-    for study in queryset:
-        try:
-            status = drafts.publish(study=study)
-        except (ValidationError, ProlificError) as exc:
-            _refused(modeladmin, request, study, exc)
-            continue
-        text = f"Study '{study.slug}': Prolific study {study.prolific_study_id} published ({status})."
-        modeladmin.log_change(request, study, text)
-        modeladmin.message_user(request, text, messages.SUCCESS)
-    return None
+    def send(study) -> str:
+        status = drafts.publish(study=study)
+        return f"Prolific study {study.prolific_study_id} published ({status})."
+
+    return _confirmed_then_each(
+        modeladmin, request, queryset, "publish_on_prolific",
+        rows=lambda study: _publish_row(study, study_url(request, study)), button="Publish", send=send,
+    )  # fmt: skip
 
 
 @admin.action(
     description="Add places on Prolific (for cells left open by returns and exclusions)", permissions=["change"]
 )
 def add_places_on_prolific(modeladmin, request, queryset):
+    def send(study) -> str:
+        needed = drafts.add_places(study=study)
+        return (
+            f"{needed.to_add} places added on Prolific "
+            f"({needed.prolific_total} → {needed.prolific_total + needed.to_add})."
+        )
+
+    return _confirmed_then_each(
+        modeladmin, request, queryset, "add_places_on_prolific",
+        rows=_places_row, button="Add the places", send=send,
+    )  # fmt: skip
+
+
+def _confirmed_then_each(modeladmin, request, queryset, action: str, *, rows, button: str, send):
+    """The intermediate page until the researcher confirms; then `send` per study, each study's outcome said
+    (and kept in its history) on its own, so one refusal does not hide the others' success."""
     if not _configured(modeladmin, request):
         return None
     if request.POST.get(CONFIRMED) != "yes":
-        rows = [_places_row(study) for study in queryset]
-        return _confirm(modeladmin, request, queryset, "add_places_on_prolific", rows, button="Add the places")
+        return _confirm(modeladmin, request, queryset, action, [rows(study) for study in queryset], button=button)
     for study in queryset:
         try:
-            needed = drafts.add_places(study=study)
+            done = send(study)
         except (ValidationError, ProlificError) as exc:
             _refused(modeladmin, request, study, exc)
             continue
-        text = (
-            f"Study '{study.slug}': {needed.to_add} places added on Prolific "
-            f"({needed.prolific_total} → {needed.prolific_total + needed.to_add})."
-        )
+        text = f"Study '{study.slug}': {done}"
         modeladmin.log_change(request, study, text)
         modeladmin.message_user(request, text, messages.SUCCESS)
     return None
