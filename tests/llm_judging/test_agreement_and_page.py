@@ -102,6 +102,10 @@ def test_the_page_exports_and_plots_are_for_staff(judged, staff_client):
     assert page.status_code == 200
     assert b"Agreement and biases" in page.content
     assert b"selfish" in page.content
+    text = page.content.decode()
+    assert '<h2 id="plots-additional_info">Additional information</h2>' in text  # labels, not keys, in headings
+    assert "<tr><td>Additional information</td>" in text
+    assert "plots/llm/oracle/additional_info.svg" in text  # the plots' addresses keep the keys
     csv = staff_client.get(url + "exports/llm-agreement.csv")
     assert csv.content.decode().splitlines()[0].startswith("question,judge,picks,cells,agreement,kappa")
     assert staff_client.get(url + "exports/llm-estimates.csv").content.decode().count("\n") == 1 + 5 * 3 * 2
