@@ -7,6 +7,7 @@ one Answer (origin `respondent`, the next free sample number). A page is final o
 double submit, the back button or a reload never writes a second Answer.
 """
 
+import logging
 import random
 from datetime import timedelta
 
@@ -21,6 +22,8 @@ from .answers import FeatureIn, create_answer
 from .errors import InvalidProlificLink, NotOffered, SessionInUse, StudyClosed
 from .judging import OTHER_SESSION
 from .prolific_link import parse_prolific_params, prolific_return_url
+
+log = logging.getLogger(__name__)
 
 # An unsubmitted page counts towards its vignette's load for this long after it was handed out, so
 # respondents arriving together spread out, while abandoned pages stop counting eventually.
@@ -86,8 +89,9 @@ def start_invited_respondent(*, invitation: Invitation) -> Respondent:
         return existing
     _open_study(invitation.study)
     errors = invitation_errors(study=invitation.study, system=invitation.system)
-    if errors:
-        raise NotOffered("This invitation cannot be used: " + "; ".join(errors) + ".")
+    if errors:  # the study changed under the invitation: the researcher's setup, said to them in the log
+        log.warning("invitation %s cannot be used: %s", invitation.pk, "; ".join(errors))
+        raise NotOffered(gettext("This invitation no longer fits the study; ask the researcher for a new link."))
     try:
         with transaction.atomic():
             respondent = Respondent.objects.create(
