@@ -28,12 +28,19 @@ class ClusterTables:
         return (self.wins.T @ multiplicity.T).T, (self.totals.T @ multiplicity.T).T
 
 
-def cluster_tables(winners, losers, n_items, clusters, *, counts=None, signs=None, covariates=None) -> ClusterTables:
+def cluster_tables(
+    winners, losers, n_items, clusters, *, counts=None, signs=None, covariates=None, n_clusters: int | None = None
+) -> ClusterTables:
+    """Per-cluster tables; clusters are renumbered in sorted order, unless `n_clusters` says they
+    already are codes 0..n_clusters-1 (shared by several tables, see `shared_resample`)."""
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
     grouped = group_comparisons(winners, losers, n_items, counts=counts, signs=signs, covariates=covariates)
-    _, cluster = np.unique(np.asarray(clusters), return_inverse=True)
-    cluster = cluster.ravel()
-    n_clusters = int(cluster.max()) + 1
+    if n_clusters is None:
+        _, cluster = np.unique(np.asarray(clusters), return_inverse=True)
+        cluster = cluster.ravel()
+        n_clusters = int(cluster.max()) + 1
+    else:
+        cluster = np.asarray(clusters)
     shape = (n_clusters, len(grouped.a))
     a_won = np.minimum(winners, losers) == np.asarray(winners)
     rows = grouped.row_of_comparison
@@ -122,6 +129,105 @@ def resample(
     return refit_replicates(collapsed, draws, basis)
 
 
+# Bytes that one chunk of shared weights (float32, replicates x clusters) may take.
+SHARED_MEMORY_BUDGET = 128 * 2**20
+# Clusters per block of the dense count table multiplied by the weights: a block's float32 copy
+# stays a few MB, and its sums stay small enough to be exact in float32.
+CLUSTER_BLOCK = 8192
+EXACT_IN_FLOAT32 = 2**24  # float32 adds and multiplies whole numbers exactly below this
+
+
+def shared_resample(
+    tables: Iterable[ClusterTables],
+    bases: list[RefitBasis],
+    *,
+    rng: np.random.Generator,
+    n_boot: int,
+    weights: str = "multinomial",
+    memory_budget: int = SHARED_MEMORY_BUDGET,
+) -> list[np.ndarray]:
+    """Estimates of `n_boot` replicates for each of several tables over the same clusters (each
+    table numbered 0..n-1 alike, see `cluster_tables(n_clusters=...)`), every table weighing
+    cluster c by the same weight in replicate r: a joint bootstrap, valid for each table, whose
+    intervals are coherent across tables (the questions a judge answered are resampled together).
+
+    Replicate r weighs the n clusters by np.bincount(rng.integers(0, n, size=n), minlength=n)
+    (multinomial) or rng.poisson(1.0, size=n), drawn one replicate after the other, so a peer can
+    redraw them. The weights are drawn once for all tables: the tables' win and total counts are
+    held once as a dense (rows x clusters) table of small integers, and a chunk of replicates'
+    row counts is one matrix product per block of clusters (float32 BLAS, exact while a block's
+    sums stay below 2**24, else float64). Tables are taken one at a time; only their rows are kept."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}, not {weights!r}.")
+    counts, groupeds = _dense_counts(tables)
+    if not groupeds:
+        return []
+    n = counts.shape[1]
+    integral = counts.dtype.kind == "u"
+    block_sums = [
+        float(counts[:, start : start + CLUSTER_BLOCK].sum(axis=1, dtype=np.float64).max(initial=0))
+        if integral
+        else np.inf
+        for start in range(0, n, CLUSTER_BLOCK)
+    ]
+    chunk = int(min(max(n_boot, 1), max(1, memory_budget // (4 * max(n, 1)))))
+    estimates: list[list[np.ndarray]] = [[] for _ in groupeds]
+    for first in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - first)
+        draws = np.empty((size, n), np.float32)
+        for replicate in range(size):
+            if weights == "poisson":
+                draws[replicate] = rng.poisson(1.0, size=n)
+            else:
+                draws[replicate] = np.bincount(rng.integers(0, n, size=n), minlength=n)
+        row_counts = _weighted_row_counts(counts, draws, block_sums)
+        at = 0
+        for position, grouped in enumerate(groupeds):
+            rows = len(grouped.a)
+            wins = np.ascontiguousarray(row_counts[at : at + rows].T)
+            totals = np.ascontiguousarray(row_counts[at + rows : at + 2 * rows].T)
+            estimates[position].append(_refit_counts(grouped, wins, totals, bases[position]))
+            at += 2 * rows
+    return [np.concatenate(parts) for parts in estimates]
+
+
+def _dense_counts(tables: Iterable[ClusterTables]) -> tuple[np.ndarray, list[Grouped]]:
+    """(wins rows, totals rows of each table in turn) x clusters, in the smallest unsigned integer
+    type that holds them (float64 for fractional counts), and each table's binomial rows."""
+    pieces, groupeds, n = [], [], None
+    for table in tables:
+        n = table.n_clusters if n is None else n
+        if table.n_clusters != n:
+            raise ValueError("Tables resampled together need the same clusters.")
+        groupeds.append(table.grouped)
+        pieces += [table.wins.T.tocsr(), table.totals.T.tocsr()]  # rows x clusters
+        del table
+    data = [piece.data for piece in pieces]
+    top = max((float(values.max()) for values in data if len(values)), default=0.0)
+    integral = all(np.array_equal(values, np.round(values)) and (values >= 0).all() for values in data)
+    dtype = np.min_scalar_type(int(top)) if integral and top < 2**32 else np.float64
+    counts = np.zeros((sum(piece.shape[0] for piece in pieces), n or 0), dtype)
+    at = 0
+    for piece in pieces:
+        coo = piece.tocoo()
+        counts[at + coo.row, coo.col] = coo.data
+        at += piece.shape[0]
+    return counts, groupeds
+
+
+def _weighted_row_counts(counts: np.ndarray, draws: np.ndarray, block_sums: list[float]) -> np.ndarray:
+    """(rows x replicates) sums of the clusters' counts weighed by each replicate's draws."""
+    total = np.zeros((counts.shape[0], len(draws)))
+    top = float(draws.max(initial=0))
+    for block, start in enumerate(range(0, counts.shape[1], CLUSTER_BLOCK)):
+        part, weights = counts[:, start : start + CLUSTER_BLOCK], draws[:, start : start + CLUSTER_BLOCK]
+        if top * block_sums[block] < EXACT_IN_FLOAT32:
+            total += part.astype(np.float32) @ weights.T
+        else:
+            total += part.astype(np.float64) @ weights.T.astype(np.float64)
+    return total
+
+
 # Clusters from which identical ones are resampled together (`resample`): below it, draws stay
 # those a peer can redraw with rng.integers or rng.poisson over the clusters.
 COLLAPSE_FROM = 20_000
@@ -184,6 +290,7 @@ def prepare_tables(
     counts: np.ndarray | None = None,
     first: np.ndarray | None = None,
     covariates: np.ndarray | None = None,
+    n_clusters: int | None = None,
 ) -> tuple[RefitBasis, Iterator[ClusterTables]]:
     """The full-data fit, and per-cluster count tables (one per clustering) over the comparisons
     among the items with finite estimates.
@@ -206,6 +313,7 @@ def prepare_tables(
                 counts=None if counts is None else np.asarray(counts)[keep],
                 signs=signs,
                 covariates=None if covariates is None else np.asarray(covariates)[keep],
+                n_clusters=n_clusters,
             )
 
     return RefitBasis(full, reference, estimable), tables()
@@ -248,7 +356,12 @@ def _count_draws(draws: np.ndarray, size: int) -> np.ndarray:
 def _refit(tables: ClusterTables, multiplicity: np.ndarray, basis: RefitBasis) -> np.ndarray:
     """Estimates per batch member; nan where an ability is infinite or Newton failed."""
     wins, totals = tables.combine(multiplicity)
-    grouped, n_items, estimable = tables.grouped, basis.n_items, basis.estimable
+    return _refit_counts(tables.grouped, wins, totals, basis)
+
+
+def _refit_counts(grouped: Grouped, wins: np.ndarray, totals: np.ndarray, basis: RefitBasis) -> np.ndarray:
+    """`_refit` from each batch member's row counts."""
+    n_items, estimable = basis.n_items, basis.estimable
     item_wins, item_losses = item_wins_and_losses(grouped, wins, totals, n_items)
     finite = ((item_wins > 0) & (item_losses > 0) | ~estimable).all(axis=1)
     start = np.nan_to_num(basis.full.coefficients())
@@ -277,7 +390,8 @@ def item_wins_and_losses(grouped: Grouped, wins, totals, n_items) -> tuple[np.nd
     return item_wins, item_losses
 
 
-def _percentiles(estimates: np.ndarray, level: float) -> BootstrapResult:
+def percentile_intervals(estimates: np.ndarray, level: float = 0.95) -> BootstrapResult:
+    """Percentile intervals of replicate estimates (rows); replicates with no finite estimate are failed."""
     ok = np.isfinite(estimates).any(axis=1)
     tail = 100 * (1 - level) / 2
     good = estimates[ok]
@@ -289,3 +403,6 @@ def _percentiles(estimates: np.ndarray, level: float) -> BootstrapResult:
         n_failed=int((~ok).sum()),
         level=level,
     )
+
+
+_percentiles = percentile_intervals  # the name benchmarks/bootstrap_memory.py imports
