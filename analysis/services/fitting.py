@@ -123,10 +123,13 @@ def resample_judges(
                 reference=reference,
                 order_effect=parameters["order_effect"],
             )
-            if prepared is not None:
-                positions.append(position)
-                bases.append(prepared[0])
-                yield prepared[1]
+            if prepared is None:
+                continue
+            positions.append(position)
+            bases.append(prepared[0])
+            table, prepared = prepared[1], None
+            yield table
+            table = None  # freed before the next question's table is built
 
     estimates = _guarded(
         bt.shared_resample, tables(), bases, rng=np.random.default_rng([parameters["seed"], 1]), n_boot=n_boot
@@ -140,19 +143,20 @@ def resample_judges(
 
 def _judge_table(
     question: QuestionData, *, judge_ids: np.ndarray, n_items: int, reference: int, order_effect: bool
-) -> tuple[bt.RefitBasis, bt.ClusterTables]:
+) -> tuple[bt.RefitBasis, bt.DenseTable]:
     """A question's full fit and its per-judge counts over the study's judges (`judge_ids`)."""
-    winners, losers, first, clusters = question.arrays()[:4]
-    basis, tables = bt.prepare_tables(
+    winners, losers, first = (
+        np.asarray(column, np.int64) for column in (question.winners, question.losers, question.first)
+    )
+    return bt.prepare_dense_table(
         winners,
         losers,
         n_items,
         reference=reference,
-        clusterings=[np.searchsorted(judge_ids, clusters)],
-        first=first if order_effect else None,
+        clusters=np.searchsorted(judge_ids, np.asarray(question.clusters)),
         n_clusters=len(judge_ids),
+        first=first if order_effect else None,
     )
-    return basis, next(tables)
 
 
 def fit_question(

@@ -22,55 +22,58 @@ def two_questions(seed=1):
 
 
 def tables_of(questions, *, counts=None):
+    """Per question: its full fit, its sparse per-judge tables (`bootstrap`'s) and its dense table."""
     judges = np.unique(np.concatenate([q.judges for q in questions]))
     prepared = []
     for q in questions:
+        common = dict(reference=0, counts=None if counts is None else counts[: len(q.winners)])
+        codes = np.searchsorted(judges, q.judges)
         basis, (table,) = bt.prepare_tables(
-            q.winners,
-            q.losers,
-            5,
-            reference=0,
-            clusterings=[np.searchsorted(judges, q.judges)],
-            counts=counts if counts is None else counts[: len(q.winners)],
-            n_clusters=len(judges),
+            q.winners, q.losers, 5, clusterings=[codes], n_clusters=len(judges), **common
         )
-        prepared.append((basis, table))
+        _, dense = bt.prepare_dense_table(q.winners, q.losers, 5, clusters=codes, n_clusters=len(judges), **common)
+        prepared.append((basis, table, dense))
     return prepared, len(judges)
+
+
+def redrawn(seed, n, n_boot, *, weights="multinomial"):
+    """The weights shared_resample documents: one replicate after the other."""
+    rng = np.random.default_rng(seed)
+    if weights == "poisson":
+        return np.array([rng.poisson(1.0, size=n) for _ in range(n_boot)], float)
+    return np.array([np.bincount(rng.integers(0, n, size=n), minlength=n) for _ in range(n_boot)], float)
 
 
 def test_every_table_is_refitted_on_the_judges_each_replicate_draws_as_documented():
     prepared, n = tables_of(two_questions())
-    bases = [basis for basis, _ in prepared]
-    shared = bt.shared_resample([t for _, t in prepared], bases, rng=np.random.default_rng(3), n_boot=30)
-    redraw = np.random.default_rng(3)
-    weights = np.array([np.bincount(redraw.integers(0, n, size=n), minlength=n) for _ in range(30)], float)
-    for (basis, table), estimates in zip(prepared, shared, strict=True):
+    bases, sparse_tables, dense = zip(*prepared, strict=True)
+    shared = bt.shared_resample(dense, list(bases), rng=np.random.default_rng(3), n_boot=30)
+    weights = redrawn(3, n, 30)
+    for basis, table, estimates in zip(bases, sparse_tables, shared, strict=True):
         assert_allclose(estimates, refit_replicates(table, [weights], basis), atol=1e-12, equal_nan=True)
 
 
 def test_small_chunks_and_poisson_weights_follow_the_same_documented_draws():
     prepared, n = tables_of(two_questions(2))
-    bases, tables = [b for b, _ in prepared], [t for _, t in prepared]
-    common = dict(rng=np.random.default_rng(4), n_boot=12, weights="poisson")
-    at_once = bt.shared_resample(tables, bases, **common)
-    common["rng"] = np.random.default_rng(4)
-    by_two = bt.shared_resample(tables, bases, memory_budget=2 * 4 * n, **common)
+    bases, sparse_tables, dense = zip(*prepared, strict=True)
+    common = dict(n_boot=12, weights="poisson")
+    at_once = bt.shared_resample(dense, list(bases), rng=np.random.default_rng(4), **common)
+    by_two = bt.shared_resample(dense, list(bases), rng=np.random.default_rng(4), memory_budget=2 * 2 * n, **common)
     for a, b in zip(at_once, by_two, strict=True):
         assert_allclose(a, b, atol=1e-12, equal_nan=True)
-    redraw = np.random.default_rng(4)
-    weights = np.array([redraw.poisson(1.0, size=n) for _ in range(12)], float)
-    assert_allclose(at_once[0], refit_replicates(tables[0], [weights], bases[0]), atol=1e-12, equal_nan=True)
+    weights = redrawn(4, n, 12, weights="poisson")
+    assert_allclose(at_once[0], refit_replicates(sparse_tables[0], [weights], bases[0]), atol=1e-12, equal_nan=True)
 
 
 def test_fractional_counts_are_weighed_exactly_too():
     questions = two_questions(5)
     counts = np.random.default_rng(6).uniform(0.5, 2.0, max(len(q.winners) for q in questions))
     prepared, n = tables_of(questions, counts=counts)
-    bases, tables = [b for b, _ in prepared], [t for _, t in prepared]
-    shared = bt.shared_resample(tables, bases, rng=np.random.default_rng(7), n_boot=10)
-    redraw = np.random.default_rng(7)
-    weights = np.array([np.bincount(redraw.integers(0, n, size=n), minlength=n) for _ in range(10)], float)
-    assert_allclose(shared[1], refit_replicates(tables[1], [weights], bases[1]), atol=1e-10, equal_nan=True)
+    bases, sparse_tables, dense = zip(*prepared, strict=True)
+    assert dense[0].counts.dtype == np.float64
+    shared = bt.shared_resample(dense, list(bases), rng=np.random.default_rng(7), n_boot=10)
+    weights = redrawn(7, n, 10)
+    assert_allclose(shared[1], refit_replicates(sparse_tables[1], [weights], bases[1]), atol=1e-10, equal_nan=True)
 
 
 def as_question(key, data):
