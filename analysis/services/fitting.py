@@ -342,7 +342,9 @@ def _participant_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.
     n_boot = judged.parameters["bootstrap"]
     if judged.judge_replicates is None:
         return None
-    result = bt.percentile_intervals(judged.judge_replicates[:, : judged.n_items])
+    result = _guarded(bt.percentile_intervals, judged.judge_replicates[:, : judged.n_items])
+    if result is None:  # every replicate failed
+        return None
     return _interval("bootstrap", result, details={"n_boot": n_boot, "n_failed": int(result.n_failed)})
 
 
