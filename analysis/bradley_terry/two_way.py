@@ -22,6 +22,7 @@ replicates that fit `memory_budget` bytes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -30,8 +31,8 @@ from scipy import stats
 
 from .resampling import (
     MEMORY_BUDGET,
-    _percentiles,
     chunk_size,
+    percentile_intervals,
     prepare_tables,
     refit_replicates,
     replicate_weights,
@@ -75,12 +76,16 @@ def two_way_bootstrap(
     scheme: str = "inclusion-exclusion",
     weights: str = "multinomial",
     memory_budget: int = MEMORY_BUDGET,
+    judge_estimates: np.ndarray | None = None,
 ) -> TwoWayBootstrapResult:
     """Bootstrap intervals that allow for correlation within judges and within answers.
 
     `judges` and `vignettes` label each comparison; replicates are drawn for the judges first,
     then the vignettes, then the cells (inclusion-exclusion), or judge and vignette weights
-    chunk by chunk (pigeonhole), each with `replicate_weights`."""
+    chunk by chunk (pigeonhole), each with `replicate_weights`. `judge_estimates` (inclusion-
+    exclusion only) are judge-bootstrap replicates already refitted on the same data, reference
+    and order effect (a participant bootstrap's, see `shared_resample`): V_J then comes from
+    them and only the vignettes and cells are drawn here."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, not {scheme!r}.")
     judges, vignettes = _compact(judges), _compact(vignettes)
@@ -105,16 +110,20 @@ def two_way_bootstrap(
         return _percentile_result(
             basis.full.estimates, estimates, clusters=clusters, weights=weights, n_boot=n_boot, level=level
         )
-    basis, tables = prepare_tables(winners, losers, n_items, clusterings=[judges, vignettes, cells], **common)
+    clusterings = [judges, vignettes, cells] if judge_estimates is None else [vignettes, cells]
+    basis, tables = prepare_tables(winners, losers, n_items, clusterings=clusterings, **common)
+    resampled = (
+        resample(table, basis, rng=rng, n_boot=n_boot, weights=weights, memory_budget=memory_budget)
+        for table in tables  # one clustering's table at a time
+    )
+    if judge_estimates is not None:
+        resampled = itertools.chain([np.asarray(judge_estimates)], resampled)
     covariances, failed = [], {}
-    for name, table in zip(("judge", "vignette", "cell"), tables, strict=True):
-        estimates = resample(table, basis, rng=rng, n_boot=n_boot, weights=weights, memory_budget=memory_budget)[
-            :, :n_items
-        ]
+    for name, replicates in zip(("judge", "vignette", "cell"), resampled, strict=True):
+        estimates = replicates[:, :n_items]
         ok = np.isfinite(estimates[:, basis.estimable]).all(axis=1)
         failed[name] = int((~ok).sum())
         covariances.append(np.cov(np.nan_to_num(estimates[ok]), rowvar=False) if ok.sum() > 1 else np.nan)
-        del table  # before the next clustering's table is built
     covariance = np.full((n_items, n_items), np.nan)
     if all(isinstance(c, np.ndarray) for c in covariances):
         covariance = _positive_part(covariances[0] + covariances[1] - covariances[2])
@@ -170,7 +179,7 @@ def _percentile_result(
     n_boot: int,
     level: float,
 ) -> TwoWayBootstrapResult:
-    percentiles = _percentiles(estimates, level)
+    percentiles = percentile_intervals(estimates, level)
     finite = estimates[np.isfinite(estimates).any(axis=1)]
     return TwoWayBootstrapResult(
         estimates=full_estimates,

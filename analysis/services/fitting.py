@@ -76,6 +76,8 @@ class Judged:
     names: list[str]
     reference: int
     parameters: dict
+    # Judge-bootstrap replicate estimates (see `resample_judges`), or None when judges cannot be resampled.
+    judge_replicates: np.ndarray | None = None
 
     @property
     def n_items(self) -> int:
@@ -85,13 +87,104 @@ class Judged:
         return self.first if self.parameters["order_effect"] else None
 
 
+@dataclass(frozen=True)
+class JudgeReplicates:
+    """A question's judge-bootstrap replicates from `resample_judges` (None: judges cannot be resampled)."""
+
+    estimates: np.ndarray | None
+
+
+def resample_judges(
+    questions: list[QuestionData], *, n_items: int, reference: int, parameters: dict
+) -> list[JudgeReplicates]:
+    """Every question's judge (participant) bootstrap replicates, drawn with one set of judge weights.
+
+    Judges answer every question, so replicate r takes the same judges, as often, for every question
+    (a joint bootstrap: each question's intervals are those of a participant bootstrap, and the
+    questions' intervals are coherent). The weights are drawn once per refit on a stream of their own
+    (seed, 1), over the study's judges numbered in the order of their ids; the participant bootstrap's
+    percentiles and the two-way bootstrap's judge part both use these replicates."""
+    drawn = [JudgeReplicates(None) for _ in questions]
+    n_boot = parameters["bootstrap"]
+    if n_boot < 1 or not questions:
+        return drawn
+    judge_ids = np.unique(np.concatenate([np.unique(np.asarray(q.clusters)) for q in questions]))
+    positions, bases = [], []
+
+    def tables():  # one question's table at a time: only its rows are kept once resampling starts
+        for position, question in enumerate(questions):
+            if len(np.unique(np.asarray(question.clusters))) < 2:
+                continue
+            prepared = _guarded(
+                _judge_table,
+                question,
+                judge_ids=judge_ids,
+                n_items=n_items,
+                reference=reference,
+                order_effect=parameters["order_effect"],
+            )
+            if prepared is None:
+                continue
+            positions.append(position)
+            bases.append(prepared[0])
+            table, prepared = prepared[1], None
+            yield table
+            table = None  # freed before the next question's table is built
+
+    estimates = _guarded(
+        bt.shared_resample, tables(), bases, rng=np.random.default_rng([parameters["seed"], 1]), n_boot=n_boot
+    )
+    if estimates is None:
+        return drawn
+    for position, replicates in zip(positions, estimates, strict=True):
+        drawn[position] = JudgeReplicates(replicates)
+    return drawn
+
+
+def _judge_table(
+    question: QuestionData, *, judge_ids: np.ndarray, n_items: int, reference: int, order_effect: bool
+) -> tuple[bt.RefitBasis, bt.DenseTable]:
+    """A question's full fit and its per-judge counts over the study's judges (`judge_ids`)."""
+    winners, losers, first = (
+        np.asarray(column, np.int64) for column in (question.winners, question.losers, question.first)
+    )
+    return bt.prepare_dense_table(
+        winners,
+        losers,
+        n_items,
+        reference=reference,
+        clusters=np.searchsorted(judge_ids, np.asarray(question.clusters)),
+        n_clusters=len(judge_ids),
+        first=first if order_effect else None,
+    )
+
+
 def fit_question(
-    data: QuestionData, *, systems: list[dict], reference: int, parameters: dict, position: int, vignette_keys: dict
+    data: QuestionData,
+    *,
+    systems: list[dict],
+    reference: int,
+    parameters: dict,
+    position: int,
+    vignette_keys: dict,
+    judge_replicates: JudgeReplicates | None = None,
 ) -> QuestionResult:
-    """Every estimate and diagnostic of one question."""
+    """Every estimate and diagnostic of one question; `judge_replicates` from `resample_judges` over
+    all the study's questions (a refit), or else drawn for this question alone."""
+    if judge_replicates is None:
+        (judge_replicates,) = resample_judges([data], n_items=len(systems), reference=reference, parameters=parameters)
     winners, losers, first, clusters, vignettes, style = data.arrays()
     judged = Judged(
-        winners, losers, first, clusters, vignettes, style, [s["key"] for s in systems], reference, parameters
+        winners,
+        losers,
+        first,
+        clusters,
+        vignettes,
+        style,
+        [s["key"] for s in systems],
+        reference,
+        parameters,
+        judge_replicates.estimates,
     )
     if len(winners) == 0:
         return QuestionResult(
@@ -106,7 +199,7 @@ def fit_question(
     plain = _fit(judged, first=judged.first_in_estimates())
     main, alternatives, problems = _reported_fit(judged, plain=plain)
     intervals = {}
-    for kind, compute in INTERVALS.items():  # before the split halves: both draw from rng, in this order
+    for kind, compute in INTERVALS.items():
         # The other intervals resample or sandwich the maximum-likelihood fit (as R's vcovCL and boot do).
         interval = compute(judged=judged, main=plain, rng=rng)
         if interval is not None:
@@ -244,22 +337,13 @@ def _guarded(function, *args, **kwargs):
 
 
 def _participant_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
-    """Percentile intervals from resampling judges (participants) with all their judgments."""
+    """Percentile intervals from resampling judges (participants) with all their judgments
+    (the replicates `resample_judges` drew for every question at once)."""
     n_boot = judged.parameters["bootstrap"]
-    if n_boot < 1 or len(np.unique(judged.clusters)) < 2:
+    if judged.judge_replicates is None:
         return None
-    result = _guarded(
-        bt.bootstrap,
-        judged.winners,
-        judged.losers,
-        judged.n_items,
-        reference=judged.reference,
-        clusters=judged.clusters,
-        rng=rng,
-        first=judged.first_in_estimates(),
-        n_boot=n_boot,
-    )
-    if result is None:
+    result = _guarded(bt.percentile_intervals, judged.judge_replicates[:, : judged.n_items])
+    if result is None:  # every replicate failed
         return None
     return _interval("bootstrap", result, details={"n_boot": n_boot, "n_failed": int(result.n_failed)})
 
@@ -300,10 +384,11 @@ def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Gene
         reference=judged.reference,
         judges=judged.clusters,
         vignettes=judged.vignettes,
-        # Its own stream: the participant bootstrap and the split halves keep their numbers for a seed.
+        # Its own stream for the vignettes and cells; the judges' part is the participant bootstrap's.
         rng=np.random.default_rng([judged.parameters["seed"], 2]),
         first=judged.first_in_estimates(),
         n_boot=n_boot,
+        judge_estimates=judged.judge_replicates,
     )
     if result is None:
         return None

@@ -19,7 +19,7 @@ from surveys.models import Study
 
 from ..models import AnalysisRun
 from ..results import RunResults, SystemAtFit, run_fields
-from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe
+from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe, resample_judges
 from .reading import read_study_data
 
 log = logging.getLogger("analysis.services")
@@ -61,6 +61,10 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     try:
         data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
+        # The judges' bootstrap weights are drawn once, for every question (a joint bootstrap).
+        judge_replicates = resample_judges(
+            data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
+        )
         questions = []
         for position in range(len(data.questions)):
             # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
@@ -73,6 +77,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
                     parameters=parameters,
                     position=position,
                     vignette_keys=data.vignette_keys,
+                    judge_replicates=judge_replicates[position],
                 )
             )
             del question
