@@ -8,7 +8,8 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from analysis import plots
-from surveys.models import Study, question_label
+from analysis.services.dashboard import label_of, question_labels
+from surveys.models import Study
 
 from .models import JudgingRun
 from .services.report import EXPORTS, export_csv, judging_report, plot_inputs
@@ -20,13 +21,13 @@ def study_judges(request, slug):
     study = get_object_or_404(Study, slug=slug)
     report = judging_report(study=study)
     runs = JudgingRun.objects.filter(study=study).prefetch_related("judges")[:10]
-    labels = {q.key: question_label(q.key, q.label) for q in study.questions.all()}
+    labels = question_labels(study)
     context = {"study": study, "runs": runs, "exports": EXPORTS, "judges": [j.key for j in report["data"].judges]}
     context.update(
         # Tables and headings name questions by their short labels; plot URLs keep the keys.
-        agreement=[replace(row, question=labels.get(row.question, row.question)) for row in report["agreement"]],
-        estimates=[replace(row, question=labels.get(row.question, row.question)) for row in report["estimates"]],
-        questions=[(key, labels.get(key, key)) for key in report["data"].questions],
+        agreement=[replace(row, question=label_of(row.question, labels)) for row in report["agreement"]],
+        estimates=[replace(row, question=label_of(row.question, labels)) for row in report["estimates"]],
+        questions=[(key, label_of(key, labels)) for key in report["data"].questions],
     )
     return render(request, "llm_judging/study_judges.html", context)
 
