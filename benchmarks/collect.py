@@ -73,7 +73,7 @@ def build_study(servers):
             provider=provider,
             model=model,
             base_url=server.url,
-            api_key_env="BENCH_LLM_KEY",
+            api_key_env="BENCH_LLM_API_KEY",
             parameters={"requests_per_minute": RPM, "burst": 1, "concurrency": 4},
             position=position,
         )
@@ -81,7 +81,7 @@ def build_study(servers):
 
 
 def run_celery_workers(n_workers: int, threads: int, queue: str):
-    env = {**os.environ, "BENCH_LLM_KEY": "sk-bench"}
+    env = {**os.environ, "BENCH_LLM_API_KEY": "sk-bench"}
     command = [sys.executable, "-m", "celery", "-A", "moraljudge", "worker", "-Q", queue, "-P", "threads"]
     command += ["-c", str(threads), "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "ERROR"]
     return [
@@ -142,13 +142,13 @@ def main() -> None:
     from tests.fakes.llm_servers import FakeLLMServer
 
     call_command("migrate", verbosity=0)
-    os.environ["BENCH_LLM_KEY"] = "sk-bench"
+    os.environ["BENCH_LLM_API_KEY"] = "sk-bench"
     on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
     celery_mode = bool(settings.REDIS_URL) and on_postgres
     servers = [FakeLLMServer(latency=LATENCY, requests_per_minute=RPM, burst=PROVIDER_BURST).start() for _ in MODELS]
     study = build_study(servers)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
-    settings.LLM_COLLECT = {**getattr(settings, "LLM_COLLECT", {}), "queue": queue}
+    settings.LLM_CALLS = {**getattr(settings, "LLM_CALLS", {}), "queue": queue}
     total = len(MODELS) * VIGNETTES * SAMPLES
     stop = threading.Event()
     workers = []

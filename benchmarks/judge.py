@@ -70,7 +70,7 @@ def main() -> None:
     from tests.fakes.llm_servers import FakeLLMServer
 
     call_command("migrate", verbosity=0)
-    os.environ["BENCH_LLM_KEY"] = "sk-bench"
+    os.environ["BENCH_LLM_API_KEY"] = "sk-bench"
     on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
     celery_mode = bool(settings.REDIS_URL) and on_postgres
     servers = [
@@ -84,13 +84,13 @@ def main() -> None:
             provider=provider,
             model=model,
             base_url=server.url,
-            api_key_env="BENCH_LLM_KEY",
+            api_key_env="BENCH_LLM_API_KEY",
             parameters={"requests_per_minute": args.rpm, "burst": 1, "concurrency": 8},
         )
         for (key, provider, model), server in zip(JUDGES, servers, strict=True)
     ]
     queue = f"bench-{tag}"
-    settings.LLM_COLLECT = {**getattr(settings, "LLM_COLLECT", {}), "queue": queue}
+    settings.LLM_CALLS = {**getattr(settings, "LLM_CALLS", {}), "queue": queue}
     cells = study.cells.count()
     total = cells * 2 * len(judges)
     stop, workers = threading.Event(), []

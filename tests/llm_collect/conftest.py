@@ -24,7 +24,7 @@ def fresh_local_limiter(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def keys(monkeypatch):
-    monkeypatch.setenv("FAKE_LLM_KEY", "sk-test")
+    monkeypatch.setenv("FAKE_LLM_API_KEY", "sk-test")
 
 
 def make_llm_study(*, url: str, slug="llm", providers=("openai-compatible",), vignettes=2, parameters=None):
@@ -44,9 +44,14 @@ def make_llm_study(*, url: str, slug="llm", providers=("openai-compatible",), vi
                 provider, "deepseek-chat"
             ),
             base_url=url,
-            api_key_env="FAKE_LLM_KEY",
+            api_key_env="FAKE_LLM_API_KEY",
             parameters={**FAST, **(parameters or {})},
             position=position,
         )
     System.objects.create(study=study, key="humans", label="Lay humans", kind="human", position=99)
     return study
+
+
+def queued(callbacks) -> list[int]:
+    """The row ids the captured on-commit callbacks send, in order (calls.queueing.send(task, model, ids))."""
+    return [pk for callback in callbacks for pk in callback.args[2]]

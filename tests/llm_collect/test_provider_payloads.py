@@ -13,6 +13,12 @@ from llm_collect.providers import PROVIDERS, wire_format
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llm"
 
 
+@pytest.fixture(autouse=True)
+def provider_hosts(settings):
+    """The recorded payloads are served as if from these hosts: the deployment allows them a key."""
+    settings.LLM_ALLOWED_HOSTS = ["provider.test", "p.test"]
+
+
 def recorded(name: str) -> dict:
     return json.loads((FIXTURES / name).read_text())
 
@@ -24,7 +30,9 @@ def served(name: str, provider: str, model: str = "m"):
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(payload["status"], headers=payload["headers"], json=payload["body"])
 
-    target = client.Target(provider=provider, model=model, base_url="https://provider.test", api_key_env="FAKE_LLM_KEY")
+    target = client.Target(
+        provider=provider, model=model, base_url="https://provider.test", api_key_env="FAKE_LLM_API_KEY"
+    )
     with client.build_client(transport=httpx.MockTransport(answer)) as http_client:
         return client.complete(target, system_prompt="S", user_prompt="U", http_client=http_client)
 
@@ -155,7 +163,7 @@ def test_a_reply_of_an_unexpected_shape_is_retryable():
     def answer(request):
         return httpx.Response(200, json={"choices": "not a list"})
 
-    target = client.Target(provider="openai", model="gpt-4o", base_url="https://p.test", api_key_env="FAKE_LLM_KEY")
+    target = client.Target(provider="openai", model="gpt-4o", base_url="https://p.test", api_key_env="FAKE_LLM_API_KEY")
     with (
         client.build_client(transport=httpx.MockTransport(answer)) as http_client,
         pytest.raises(client.Retryable, match="Unexpected response shape"),
