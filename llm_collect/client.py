@@ -109,16 +109,25 @@ def key_variable(target: Target) -> str | None:
     return fmt.default_key_variable
 
 
-def api_key(target: Target) -> str:
-    """The key to send, read only from an allowed variable and only for an allowed host (llm_collect/keys.py)."""
+def check_key_allowed(target: Target) -> str | None:
+    """The variable the key is read from, if the deployment allows it and the host it would go to; KeyRefused
+    otherwise (llm_collect/keys.py). None for a keyless call. The key itself is not read."""
     name = key_variable(target)
     if name is None:
-        return ""
+        return None
     try:
         keys.check_key_variable(name, who=f"system '{target.label or target.model}'")
         keys.check_key_host(target.endpoint_base, variable=name)
     except keys.NotAllowed as exc:
         raise KeyRefused(str(exc)) from None
+    return name
+
+
+def api_key(target: Target) -> str:
+    """The key to send, read only from an allowed variable and only for an allowed host."""
+    name = check_key_allowed(target)
+    if name is None:
+        return ""
     value = os.environ.get(name, "")
     if not value:
         raise MissingKey(

@@ -126,3 +126,17 @@ def retry_delay(*, retries: int, retry_after: float | None, backoff: bool) -> fl
     if retry_after is not None:
         delay = max(delay, retry_after + random.uniform(0, 0.5))
     return delay
+
+
+def sending_notes(configured) -> list[str]:
+    """What would be changed from a System's (or JudgeModel's) parameters to fit its model, and why; the same
+    notes each call records (providers/capabilities.py). An unknown provider says so."""
+    try:
+        fmt = client.wire(configured.provider)
+    except client.Permanent as exc:
+        return [str(exc)]
+    prompt = client.Prompt(system="", user="")
+    notes = list(fmt.request(target_for(configured), prompt).notes)
+    schema = client.OutputSchema(name="judgment", schema={"type": "object", "properties": {}})
+    judging = fmt.request(target_for(configured), client.Prompt(system="", user="", schema=schema)).notes
+    return notes + [f"When judging: {note}" for note in judging if note not in notes]

@@ -14,7 +14,7 @@ from llm_collect.models import Generation
 from surveys.models import Answer
 from tests.fakes.llm_servers import FakeLLMServer
 
-from .conftest import make_llm_study, queued
+from .conftest import OwnRedis, make_llm_study, queued
 
 BAD = {"text": "not JSON at all"}
 
@@ -173,39 +173,6 @@ def wait_for_value(read, timeout=20.0):
             pytest.fail("the value never came")
         time.sleep(0.05)
     return value
-
-
-class OwnRedis:
-    """A redis-server of the test's own on a free port, so that stopping it touches no other user of Redis."""
-
-    def __enter__(self):
-        import socket
-        import subprocess
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        limits.redis_client.cache_clear()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                limits.redis_client(self.url).ping()
-                return self
-            except Exception:
-                time.sleep(0.05)
-        pytest.fail("redis-server did not start")
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-    def __exit__(self, *exc):
-        if self.process.poll() is None:
-            self.stop()
-        limits.redis_client.cache_clear()
 
 
 @pytest.mark.redis
