@@ -6,7 +6,7 @@ DEV_ENV := DEBUG=1
 PORT ?= 8000
 DEMO_ABILITIES := --ability gpt-4o=0.5 --ability claude=0.3 --ability philosopher=0.2
 
-.PHONY: run port-free test lint format migrations-check messages venv worker beat benchmarks clean
+.PHONY: run port-free test lint typecheck format migrations-check messages venv worker beat benchmarks clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ test: venv
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# mypy with django-stubs over the application code (settings need a key; no .env is read).
+typecheck: venv
+	SECRET_KEY=typecheck-only ENV_FILE= $(BIN)/mypy
 
 format: venv
 	$(BIN)/ruff check --fix .

@@ -2,14 +2,14 @@
 
 import os
 from datetime import timedelta
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import dj_database_url
-from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
 from kombu import Queue
+
+from .env import env_bool, env_crontab, env_decimal, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -20,46 +20,8 @@ ENV_FILE = os.environ.get("ENV_FILE", str(BASE_DIR / ".env"))
 if ENV_FILE:
     load_dotenv(ENV_FILE, override=False)
 
-TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name, "").strip().lower()
-    if not value:
-        return default
-    if value not in TRUE_WORDS | FALSE_WORDS:
-        # A typo such as `ture` must not quietly switch a safety setting off.
-        raise ImproperlyConfigured(f"{name}={os.environ[name]!r} is not a yes/no value: use 1 or 0.")
-    return value in TRUE_WORDS
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number.") from None
-
-
-def env_decimal(name: str, default: str) -> Decimal:
-    value = os.environ.get(name, "").strip() or default
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a number (e.g. 6.00).") from None
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env_str("SECRET_KEY")
 PLACEHOLDER_SECRET_KEY = "change-me-to-a-long-random-string"  # the value .env.example ships with
 if not DEBUG and SECRET_KEY in {"", PLACEHOLDER_SECRET_KEY}:
     problem = "must be set" if not SECRET_KEY else "is still the placeholder from .env.example"
@@ -122,16 +84,16 @@ TEMPLATES = [
 ]
 
 # Database: DATABASE_URL, or an SQLite file for a laptop quickstart.
-DATABASE_URL = os.environ.get("DATABASE_URL", "")
+DATABASE_URL = env_str("DATABASE_URL")
 # A kept connection is checked before a request uses it, so a restarted or terminated
 # database connection costs a reconnect, never a participant's page.
-_db_options = {"conn_max_age": env_int("DB_CONN_MAX_AGE", 60), "conn_health_checks": True}
+_db_options = {"conn_max_age": env_int("DB_CONN_MAX_AGE", 60, minimum=0), "conn_health_checks": True}
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL or f"sqlite:///{BASE_DIR / 'db.sqlite3'}", **_db_options)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Many concurrent participants on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 # A read replica for the heavy reads (refit, exports); unset, everything reads the one database.
-DATABASE_REPLICA_URL = os.environ.get("DATABASE_REPLICA_URL", "")
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
 if DATABASE_REPLICA_URL:
     DATABASES["replica"] = dj_database_url.parse(DATABASE_REPLICA_URL, **_db_options)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
@@ -151,8 +113,8 @@ AUTHENTICATION_BACKENDS = [
     "moraljudge.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one reaching the limit locks
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
@@ -160,13 +122,13 @@ AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 # address (compose's nginx sets X-Real-IP) and how many proxies stand in front of the app (TRUSTED_PROXIES,
 # 1 by default once a header is named). Only set these when clients cannot reach the app directly.
 # One function reads them for every per-address limit: sign-in throttling and survey entry.
-CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "")
-TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 1 if CLIENT_IP_HEADER else 0)
+CLIENT_IP_HEADER = env_str("CLIENT_IP_HEADER")
+TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 1 if CLIENT_IP_HEADER else 0, minimum=0)
 AXES_CLIENT_IP_CALLABLE = "moraljudge.client_address.client_address"
 
 # Survey entry: new participants (judging /s/, answer writing /r/) per client address, "N/<minutes>m"
 # (or "N/<seconds>s", "N/<hours>h"); "off" for load tests and lab sessions where everyone shares one address.
-ENTRY_RATE_LIMIT = os.environ.get("ENTRY_RATE_LIMIT", "3/10m")
+ENTRY_RATE_LIMIT = env_rate("ENTRY_RATE_LIMIT", "3/10m")
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
@@ -201,26 +163,26 @@ SESSION_COOKIE_HTTPONLY = True
 # HTTPS (see README, Configuration): behind a TLS-terminating proxy, name the header it sets to "https".
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-SECURE_PROXY_SSL_HEADER_NAME = os.environ.get("SECURE_PROXY_SSL_HEADER", "")  # e.g. X-Forwarded-Proto
+SECURE_PROXY_SSL_HEADER_NAME = env_str("SECURE_PROXY_SSL_HEADER")  # e.g. X-Forwarded-Proto
 if SECURE_PROXY_SSL_HEADER_NAME:
     SECURE_PROXY_SSL_HEADER = ("HTTP_" + SECURE_PROXY_SSL_HEADER_NAME.upper().replace("-", "_"), "https")
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 X_FRAME_OPTIONS = "DENY"
 
 # Celery: a Redis broker when configured, otherwise tasks run in-process (laptop quickstart).
-REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
+REDIS_URL = env_str("REDIS_URL")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
-CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "600"))
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600, minimum=10)
 # At-least-once delivery: a message is acknowledged when its task has finished, and handed back to the broker
 # when the worker process running it dies. Safe because every task is idempotent.
 CELERY_TASK_ACKS_LATE = True
@@ -237,7 +199,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT 
 # A queue per kind of task, so that each kind can have workers of its own on hosts of its own (README, "Beyond
 # one machine"): `celery -A moraljudge worker -Q refit`. A worker started without -Q consumes every queue listed
 # here (compose's worker and `make worker` do); tests/test_project.py checks that every task reaches one.
-COLLECTION_QUEUE = os.environ.get("LLM_COLLECT_QUEUE") or "collection"  # LLM calls: collection and LLM judges
+COLLECTION_QUEUE = env_str("LLM_COLLECT_QUEUE", "collection")  # LLM calls: collection and LLM judges
 CELERY_TASK_DEFAULT_QUEUE = "celery"  # the rest: the survey's reservation sweep
 CELERY_TASK_ROUTES = {
     "llm_collect.tasks.*": {"queue": COLLECTION_QUEUE},
@@ -249,28 +211,24 @@ CELERY_TASK_QUEUES = [
     Queue(name) for name in dict.fromkeys([CELERY_TASK_DEFAULT_QUEUE, COLLECTION_QUEUE, "prolific", "refit"])
 ]
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
-CELERY_BEAT_SCHEDULE: dict = {}
-# Analysis: refit every live study; REFIT_CRON is a five-field crontab (minute hour day month weekday).
-REFIT_CRON = os.environ.get("REFIT_CRON", "30 2 * * *")
-_refit_fields = REFIT_CRON.split()
-if len(_refit_fields) != 5:
-    raise ImproperlyConfigured(f"REFIT_CRON must have five crontab fields, not {REFIT_CRON!r}.")
-CELERY_BEAT_SCHEDULE["analysis-refit-live-studies"] = {
-    "task": "analysis.tasks.refit_live_studies",
-    "schedule": crontab(
-        **dict(zip(["minute", "hour", "day_of_month", "month_of_year", "day_of_week"], _refit_fields, strict=True))
-    ),
+# Every periodic task in one place. The nightly refit's time is REFIT_CRON, a five-field crontab
+# (minute hour day month weekday) read by Celery's own parser.
+CELERY_BEAT_SCHEDULE = {
+    # Analysis: refit every live study.
+    "analysis-refit-live-studies": {
+        "task": "analysis.tasks.refit_live_studies",
+        "schedule": env_crontab("REFIT_CRON", "30 2 * * *"),
+    },
+    # Judging survey: reopen the cells of participants whose reservations ran out.
+    "surveys-release-expired": {"task": "surveys.tasks.release_expired_reservations", "schedule": 60.0},
+    # LLM calls (collection and LLM judging share one mechanism, llm_collect/calls/): re-queue rows whose worker
+    # died (lease lapsed, or a retry it held is overdue), whose message the broker refused, and those still
+    # pending after LLM_CALLS["sweep_minutes"]. Often, so that such rows move on within a minute.
+    "llm-collect-sweep": {"task": "llm_collect.tasks.sweep", "schedule": 15.0},
+    "llm-judging-sweep": {"task": "llm_judging.tasks.sweep", "schedule": 15.0},
+    # Prolific: apply submission statuses from the submissions list, in case a webhook was missed.
+    "prolific-reconcile-live-studies": {"task": "surveys.prolific.tasks.reconcile_live_studies", "schedule": 600.0},
 }
-# Judging survey: reopen the cells of participants whose reservations ran out.
-CELERY_BEAT_SCHEDULE["surveys-release-expired"] = {
-    "task": "surveys.tasks.release_expired_reservations",
-    "schedule": 60.0,
-}
-# LLM calls (answer collection and LLM judging share one mechanism, llm_collect/calls/): re-queue rows whose
-# worker died (lease lapsed, or a retry it held is overdue), whose message the broker refused, and those still
-# pending after LLM_CALLS["sweep_minutes"]. Often, so that such rows move on within a minute.
-CELERY_BEAT_SCHEDULE["llm-collect-sweep"] = {"task": "llm_collect.tasks.sweep", "schedule": 15.0}
-CELERY_BEAT_SCHEDULE["llm-judging-sweep"] = {"task": "llm_judging.tasks.sweep", "schedule": 15.0}
 # Per-provider limits shared by every worker through Redis; a System's parameters may override them.
 LLM_RATE_LIMITS = {
     "default": {"requests_per_minute": 60, "burst": 1, "concurrency": 4},
@@ -298,10 +256,10 @@ LLM_KEY_VARIABLES = env_list(
 LLM_ALLOWED_HOSTS = env_list("LLM_ALLOWED_HOSTS", [])
 
 # Prolific
-PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
-PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
-PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
-PROLIFIC_COMPLETION_URL = os.environ.get("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+PROLIFIC_WEBHOOK_SECRET = env_str("PROLIFIC_WEBHOOK_SECRET")
+PROLIFIC_COMPLETION_URL = env_str("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
 # Prolific's pay per hour by workspace currency (researcher help, "Prolific's payment principles": at least
 # £6.00 / $8.00, recommended £9.00 / $12.00). The admin's draft action warns below each; Prolific itself
 # refuses a study below its minimum. Settings, because Prolific changes them now and then.
@@ -316,15 +274,10 @@ PROLIFIC_HOURLY_RATES = {
     },
 }
 # Expert invitations (/r/<slug>/invite/<token>/) cannot be opened this many days after they were issued; 0: never expire.
-INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30)
+INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30, minimum=0)
 # A participant of a study with a Prolific study id that Prolific still does not list as a submission this
 # many minutes after arriving is excluded ("no Prolific submission") by reconciliation, and its places reopen.
-PROLIFIC_VERIFY_GRACE_MINUTES = env_int("PROLIFIC_VERIFY_GRACE_MINUTES", 30)
-# Prolific: apply submission statuses from the submissions list, in case a webhook was missed.
-CELERY_BEAT_SCHEDULE["prolific-reconcile-live-studies"] = {
-    "task": "surveys.prolific.tasks.reconcile_live_studies",
-    "schedule": 600.0,
-}
+PROLIFIC_VERIFY_GRACE_MINUTES = env_int("PROLIFIC_VERIFY_GRACE_MINUTES", 30, minimum=0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -359,7 +312,7 @@ SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
     }
 )
 
-LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO", choices={"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

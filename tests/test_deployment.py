@@ -57,6 +57,33 @@ def test_a_number_that_is_not_one_stops_startup_with_its_name():
     assert "SECURE_HSTS_SECONDS='a year' is not a whole number" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("CELERY_TASK_TIME_LIMIT", "ten minutes", "CELERY_TASK_TIME_LIMIT='ten minutes' is not a whole number"),
+        ("CELERY_TASK_TIME_LIMIT", "-5", "CELERY_TASK_TIME_LIMIT=-5 is out of range"),
+        ("REFIT_CRON", "30 2 * *", "REFIT_CRON='30 2 * *' is not a five-field crontab"),
+        ("REFIT_CRON", "99 2 * * *", "REFIT_CRON='99 2 * * *' is not a five-field crontab"),
+        ("ENTRY_RATE_LIMIT", "three per ten", "ENTRY_RATE_LIMIT='three per ten' must look like 3/10m"),
+        ("LOG_LEVEL", "LOUD", "LOG_LEVEL='LOUD' is not one of"),
+        ("PROLIFIC_MINIMUM_HOURLY_GBP", "NaN", "PROLIFIC_MINIMUM_HOURLY_GBP='NaN' is not an amount of money"),
+    ],
+)
+def test_every_setting_is_read_strictly_and_a_wrong_value_names_its_variable(variable, value, said):
+    result = run_python(SETUP, SECRET_KEY=a_real_key(), **{variable: value})
+    assert result.returncode != 0
+    assert said in result.stderr
+
+
+def test_the_nightly_refit_follows_refit_cron():
+    shown = (
+        SETUP
+        + "from django.conf import settings as s; c = s.CELERY_BEAT_SCHEDULE['analysis-refit-live-studies']['schedule']; print(sorted(c.hour), sorted(c.minute), sorted(c.day_of_week))"
+    )
+    result = run_python(shown, SECRET_KEY=a_real_key(), REFIT_CRON="15 4 * * 1-5")
+    assert result.stdout.split("\n")[0] == "[4] [15] [1, 2, 3, 4, 5]"
+
+
 # ---------------------------------------------------------------- HTTPS
 
 

@@ -5,7 +5,6 @@ entries count (a participant resuming is not charged), and they are counted in t
 web process sees the same count, with or without Redis (see EntryAttempt).
 """
 
-import re
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -14,11 +13,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
+from moraljudge.env import parse_rate
+
 from ..models import EntryAttempt
 from .errors import EntryRateLimited
-
-LIMIT = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smh])\s*$")
-UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 
 TOO_MANY = gettext_noop(
     "Too many people have started this study from your internet connection in the last few minutes. "
@@ -39,14 +37,11 @@ class Limit:
 
 def entry_limit() -> Limit | None:
     """ENTRY_RATE_LIMIT as a Limit ("3/10m": 3 entries per 10 minutes); None when it is "off"."""
-    value = str(settings.ENTRY_RATE_LIMIT).strip().lower()
-    if value in ("off", "", "0", "none"):
-        return None
-    match = LIMIT.match(value)
-    if not match:
-        raise ImproperlyConfigured(f"ENTRY_RATE_LIMIT must look like 3/10m (or off), not {value!r}.")
-    entries, amount, unit = int(match[1]), int(match[2] or 1), match[3]
-    return Limit(entries, timedelta(seconds=amount * UNIT_SECONDS[unit]))
+    try:
+        rate = parse_rate(str(settings.ENTRY_RATE_LIMIT))
+    except ValueError as error:
+        raise ImproperlyConfigured(f"ENTRY_RATE_LIMIT: {error}.") from None
+    return None if rate is None else Limit(*rate)
 
 
 def admit_entry(address: str) -> None:
