@@ -60,7 +60,8 @@ def rate_limit_reset(headers: httpx.Headers, *, now: datetime | None = None) -> 
     earliest of all resets when none says it is empty."""
     resets, empty = [], []
     for name, value in headers.items():
-        if not name.lower().endswith("-reset") or "ratelimit" not in name.lower():
+        remaining = remaining_header(name.lower())
+        if remaining is None:
             continue
         seconds = duration_seconds(value)
         if seconds is None:
@@ -68,11 +69,21 @@ def rate_limit_reset(headers: httpx.Headers, *, now: datetime | None = None) -> 
         if seconds is None:
             continue
         resets.append(seconds)
-        if headers.get(name[: -len("reset")] + "remaining", "").strip() == "0":
+        if headers.get(remaining, "").strip() == "0":
             empty.append(seconds)
     if empty:
         return max(empty)
     return min(resets) if resets else None
+
+
+def remaining_header(name: str) -> str | None:
+    """The "remaining" header beside a reset header: OpenAI's x-ratelimit-reset-<bucket> has
+    x-ratelimit-remaining-<bucket>, Anthropic's anthropic-ratelimit-<bucket>-reset has …-<bucket>-remaining."""
+    if name.startswith("x-ratelimit-reset-"):
+        return "x-ratelimit-remaining-" + name.removeprefix("x-ratelimit-reset-")
+    if "ratelimit" in name and name.endswith("-reset"):
+        return name.removesuffix("-reset") + "-remaining"
+    return None
 
 
 def seconds_until(text: str, *, now: datetime | None = None) -> float | None:

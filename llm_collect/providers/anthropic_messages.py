@@ -70,7 +70,11 @@ class AnthropicMessages:
             model_version=str(raw.get("model") or ""),
             finish_reason=stop,
             outcome=outcome,
-            outcome_reason=(f"stop_reason: {stop}" + (f". {texts.strip()}" if texts.strip() else ""))
-            if outcome
-            else "",
+            outcome_reason=stop_said(stop, texts) if outcome else "",
         )
+
+
+def stop_said(stop: str, texts: str) -> str:
+    """The stop reason, with the model's own words when it refused (a cut text is only the answer's start)."""
+    said = texts.strip() if stop == "refusal" else ""
+    return f"stop_reason: {stop}" + (f". {said}" if said else "")

@@ -39,7 +39,8 @@ class Capabilities:
 PROVIDER_DEFAULTS = {
     "openai": Capabilities(family="OpenAI chat model"),
     "openai-compatible": Capabilities(family="OpenAI-compatible endpoint"),
-    "anthropic": Capabilities(family="Anthropic model"),
+    # The Messages API as the anthropic SDK 2.x types it takes no temperature, top_p or top_k.
+    "anthropic": Capabilities(family="Anthropic model", sampling=False),
     "gemini": Capabilities(family="Gemini model", budget_field="maxOutputTokens"),
 }
 
@@ -51,7 +52,7 @@ FAMILIES: list[tuple[str, tuple[str, ...], dict]] = [
     ("openai", ("o1-mini", "o1-preview"),
      {"family": "OpenAI early reasoning model", **REASONING, "system_role": "user", "json_schema": False}),
     ("anthropic", ("claude-3-7", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-4"),
-     {"family": "Anthropic model with extended thinking", "thinking": "anthropic"}),
+     {"family": "Anthropic model with extended thinking", "sampling": False, "thinking": "anthropic"}),
     ("gemini", ("gemini-2.5-flash",), {"family": "Gemini 2.5 Flash", "budget_field": "maxOutputTokens",
                                        "thinking": "gemini", "thinking_budget": (0, 24576)}),
     ("gemini", ("gemini-2.5-flash-lite",), {"family": "Gemini 2.5 Flash-Lite", "budget_field": "maxOutputTokens",

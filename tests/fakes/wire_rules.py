@@ -16,9 +16,10 @@ OPENAI_KEYS = {
     "safety_identifier",
 }  # fmt: skip
 OPENAI_SAMPLING = ("temperature", "top_p", "presence_penalty", "frequency_penalty", "logprobs", "logit_bias")
+# As the anthropic SDK 2.x types MessageCreateParams: no temperature, top_p or top_k any more.
 ANTHROPIC_KEYS = {
-    "model", "max_tokens", "messages", "system", "temperature", "top_p", "top_k", "stop_sequences", "stream",
-    "metadata", "tools", "tool_choice", "thinking", "service_tier", "container", "mcp_servers", "context_management",
+    "model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata", "tools", "tool_choice",
+    "thinking", "service_tier", "container", "output_config", "cache_control", "inference_geo",
 }  # fmt: skip
 GEMINI_KEYS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools", "toolConfig",
                "cachedContent", "labels", "system_instruction", "generation_config", "safety_settings",

@@ -50,7 +50,7 @@ def study_file(url: str) -> dict:
                 "base_url": url,
                 "api_key_env": variable,
                 "parameters": parameters,
-            }  # fmt: skip
+            }
             for model, provider, variable, parameters in TODAY
         ],
         "vignettes": [{"key": f"v{n}", "character": "Sam", "text": f"Story {n}."} for n in (1, 2)],
