@@ -28,6 +28,8 @@ from django.db.models import Q
 from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from moraljudge.celery import app
+
 from ..models import LLMCall
 from .calling import give_up
 from .config import TryAgain, call_settings
@@ -52,8 +54,6 @@ class BrokerUnavailable(Exception):
 
 def check_broker() -> None:
     """BrokerUnavailable unless the configured broker answers now (no broker configured: tasks run in-process)."""
-    from moraljudge.celery import app  # the Celery app imports every app's tasks
-
     if app.conf.task_always_eager:
         return
     try:
