@@ -33,7 +33,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 
-JUDGES = [("gpt-4o", "openai", "gpt-4o"), ("claude-3-7-sonnet", "anthropic", "claude-3-7-sonnet-20250219")]
+JUDGES = [("gpt-5-mini", "openai", "gpt-5-mini"), ("claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5")]
 SYSTEMS, VIGNETTES, LATENCY, PROVIDER_BURST = 8, 12, 0.2, 2
 
 
@@ -172,7 +172,7 @@ def run_in_process(ids, threads, stop, calling):
 
     from django.db import connection
 
-    from llm_collect.services import TryAgain
+    from llm_collect.calls import TryAgain
 
     heap = [(0.0, i, cid, 0) for i, cid in enumerate(ids)]
     heapq.heapify(heap)
