@@ -13,9 +13,10 @@ reply. In order of a call:
 See docs/architecture.md.
 """
 
-from .calling import Called, Request, call_claimed, claim, give_up, record_unusable, reply_fields
+from .calling import Called, Request, call_claimed, claim, give_up, record_unusable, reply_fields, store_result
 from .config import TryAgain, call_settings, estimate_cost, target_for
 from .queueing import TASK_OPTIONS, BrokerUnavailable, check_broker, run_step, send_on_commit, sweep
+from .runs import missing_keys, ready_to_start
 from .states import move
 
 __all__ = [
@@ -30,11 +31,14 @@ __all__ = [
     "claim",
     "estimate_cost",
     "give_up",
+    "missing_keys",
     "move",
+    "ready_to_start",
     "record_unusable",
     "reply_fields",
     "run_step",
     "send_on_commit",
+    "store_result",
     "sweep",
     "target_for",
 ]

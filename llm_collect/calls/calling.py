@@ -165,6 +165,13 @@ def reply_fields(reply: client.Reply, *, configured) -> dict:
     }
 
 
+def store_result(row: LLMCall, token: str, reply: client.Reply, *, event: str, call_fields: dict, **result) -> bool:
+    """The row DONE with its result, if our claim still holds (False: our lease ran out and another worker took
+    the row; its result counts)."""
+    return move(row, token=token, to=Status.DONE, event=event, error="", reply=reply, parse_error="",
+                **result, **call_fields)  # fmt: skip
+
+
 def settle_outcome(row: LLMCall, token: str, reply: client.Reply, *, configured, retries: int) -> str:
     """A reply the provider marked refused, blocked or cut by length: stored with its reason. Refused and
     blocked are final (not asked again unless the researcher asks); a length cut is asked once more with the

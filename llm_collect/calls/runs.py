@@ -4,12 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
+from .. import client
 from ..models import CallRun, LLMCall
+from .config import target_for
+from .queueing import check_broker
 from .states import ask_again
 
 Status = LLMCall.Status
+
+
+def missing_keys(configured: list) -> list[str]:
+    """Why each System or JudgeModel could not be called: a key not set, not allowed, or for a host not allowed."""
+    problems = []
+    for one in configured:
+        try:
+            client.api_key(target_for(one))
+        except client.MissingKey as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def ready_to_start(configured: list) -> None:
+    """Before a run writes anything: every key there and allowed (ValidationError naming each problem), and the
+    broker answering (BrokerUnavailable)."""
+    problems = missing_keys(configured)
+    if problems:
+        raise ValidationError(problems)
+    check_broker()
 
 
 def existing_or_created(

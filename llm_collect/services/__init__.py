@@ -4,9 +4,9 @@ The call mechanism itself (claim, lease, retries, sweep, queueing) is llm_collec
 llm_judging; see docs/architecture.md.
 """
 
-from ..calls import TryAgain, call_settings, claim, estimate_cost, target_for
+from ..calls import TryAgain, call_settings, claim, estimate_cost, missing_keys, target_for
 from .collecting import collect, record_reply, select_first_valid
-from .runs import missing_keys, queue, retry_generations, start_collection, sweep_generations
+from .runs import queue, retry_generations, start_collection, sweep_generations
 
 __all__ = [
     "TryAgain",

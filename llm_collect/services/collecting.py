@@ -19,7 +19,7 @@ from surveys.models import Answer, Study, System
 from surveys.services.answers import create_answer, select_answer
 
 from .. import client
-from ..calls import Called, Request, call_claimed, move, record_unusable, reply_fields
+from ..calls import Called, Request, call_claimed, move, record_unusable, reply_fields, store_result
 from ..models import Generation
 from ..parsing import ParseError, parse_answer
 from ..prompts import render_prompts
@@ -60,18 +60,10 @@ def record_reply(gen: Generation, token: str, reply: client.Reply, *, retries: i
 
     try:
         with transaction.atomic():
-            stored = move(
-                gen,
-                token=token,
-                to=Status.DONE,
-                event="answer stored",
-                error="",
-                reply=reply,
-                parse_error="",
-                normalised=parsed.normalised,
-                original_weights=parsed.original_weights,
-                **call_fields,
-            )
+            stored = store_result(
+                gen, token, reply, event="answer stored", call_fields=call_fields,
+                normalised=parsed.normalised, original_weights=parsed.original_weights,
+            )  # fmt: skip
             if not stored:
                 return "skipped"  # our lease ran out and another worker took the row: its result counts
             answer = create_answer(

@@ -8,23 +8,12 @@ from django.utils import timezone
 
 from surveys.models import Answer, Study, System, Vignette
 
-from .. import calls, client
+from .. import calls
 from ..calls.runs import existing_or_created, plan
 from ..calls.states import ask_again
 from ..models import CollectionRun, Generation
 
 ALREADY_ANSWERED = "An answer for this sample already existed; not asked."
-
-
-def missing_keys(configured: list) -> list[str]:
-    """Why each System or JudgeModel could not be called: a key not set, not allowed, or for a host not allowed."""
-    problems = []
-    for one in configured:
-        try:
-            client.api_key(calls.target_for(one))
-        except client.MissingKey as exc:
-            problems.append(str(exc))
-    return problems
 
 
 def queue(generation_ids: list[int]) -> None:
@@ -63,10 +52,7 @@ def start_collection(
     vignettes = list(study.vignettes.all())
     if not vignettes:
         raise ValidationError(f"Study '{study.slug}' has no vignettes.")
-    problems = missing_keys(systems)
-    if problems:
-        raise ValidationError(problems)
-    calls.check_broker()
+    calls.ready_to_start(systems)
     with transaction.atomic():
         run = CollectionRun.objects.create(study=study, samples=samples, created_by=user)
         run.systems.set(systems)

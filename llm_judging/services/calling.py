@@ -11,7 +11,7 @@ a second set of picks. Rate and concurrency limits are the provider's, shared wi
 from __future__ import annotations
 
 from llm_collect import client
-from llm_collect.calls import Called, Request, call_claimed, move, record_unusable, reply_fields
+from llm_collect.calls import Called, Request, call_claimed, record_unusable, reply_fields, store_result
 
 from ..models import JudgeCall
 from .prompts import SYSTEM_PROMPT, ParseError, judgment_schema, parse_picks, render_judging_prompt
@@ -55,16 +55,7 @@ def record_reply(call: JudgeCall, token: str, reply: client.Reply, keys: list[st
         return record_unusable(
             call, token, reply, error=error, parse_error=str(exc), call_fields=call_fields, retries=retries
         )
-    stored = move(
-        call,
-        token=token,
-        to=Status.DONE,
-        event="judged",
-        error="",
-        reply=reply,
-        parse_error="",
-        picks=parsed.picks,
-        reasons=parsed.reasons,
-        **call_fields,
+    stored = store_result(
+        call, token, reply, event="judged", call_fields=call_fields, picks=parsed.picks, reasons=parsed.reasons
     )
     return Status.DONE if stored else "skipped"  # not stored: our lease ran out and another worker took it

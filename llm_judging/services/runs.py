@@ -8,7 +8,6 @@ from django.db.models import Q
 
 from llm_collect import calls
 from llm_collect.calls.runs import existing_or_created, plan
-from llm_collect.services import missing_keys
 from surveys.models import Cell, Study, System
 
 from ..models import JudgeCall, JudgeModel, JudgingRun
@@ -69,10 +68,7 @@ def start_judging_run(
     cells = list(study.cells.select_related("answer_a", "answer_b").order_by("vignette_id", "id"))
     if not cells:
         raise ValidationError(f"Study '{study.slug}' has no cells yet: they are made when it goes live.")
-    problems = missing_keys(judges)
-    if problems:
-        raise ValidationError(problems)
-    calls.check_broker()
+    calls.ready_to_start(judges)
     with transaction.atomic():
         run = JudgingRun.objects.create(study=study, samples=samples, orders=orders, created_by=user)
         run.judges.set(judges)
