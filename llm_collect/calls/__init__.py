@@ -10,7 +10,7 @@ reply. In order of a call:
 - states.py: the claim and every change of state (conditional UPDATEs, one history entry each);
 - config.py: the LLM_CALLS setting, retry delays, prices, a System or JudgeModel as a client Target.
 
-See docs/architecture.md.
+See docs/architecture.md and docs/llm-calls.md (the path of a call, file by file).
 """
 
 from .calling import Called, Request, call_claimed, claim, give_up, record_unusable, reply_fields, store_result
