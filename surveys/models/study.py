@@ -3,11 +3,12 @@
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
+
+from .translations import TRANSLATIONS_HELP, check_translations
 
 MAX_FEATURES = 5
 WEIGHT_TOTAL = 100
@@ -16,25 +17,6 @@ DEFAULT_ATTENTION_PROMPT = gettext_noop(
     "This question checks that you are reading carefully. Please select the second of the two "
     "options below, whatever you think of them."
 )
-# Texts in other languages, by language code, e.g. {"de": {"text": "…"}} (docs/study-files.md lists the keys);
-# participants of a study see the texts of the study's language, and the field itself where none is given.
-TRANSLATIONS_HELP = 'By language code, e.g. {"de": {"text": "…"}}; see docs/study-files.md.'
-
-
-def check_translations(row: models.Model) -> None:
-    """A row's `translations` (and a study's language) as the admin saves them: the study file's checks."""
-    from ..services.languages import LANGUAGE_CODE, TRANSLATABLE, translation_problems  # services build on models
-
-    problems = {}
-    if getattr(row, "language", None) is not None and not LANGUAGE_CODE.match(row.language):
-        problems["language"] = f"'{row.language}' is not a language code (such as en, de or ar)."
-    found = translation_problems(row.translations, TRANSLATABLE[type(row)])
-    if found:
-        problems["translations"] = found
-    if problems:
-        raise ValidationError(problems)
-
-
 DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext_noop("I read the answers carefully")]
 
 # The method's five questions, by key, in the method's order (what a new study in the admin starts with).
@@ -86,6 +68,13 @@ class Study(models.Model):
     class ProlificCurrency(models.TextChoices):
         GBP = "GBP", "GBP (£)"
         USD = "USD", "USD ($)"
+
+    TRANSLATABLE_KEYS = {
+        "name": "text",
+        "description": "text",
+        "attention_prompt": "text",
+        "attention_options": "two texts",
+    }
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -258,6 +247,8 @@ def question_label(key: str, label: str = "") -> str:
 
 
 class Question(models.Model):
+    TRANSLATABLE_KEYS = {"text": "text"}
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=64)
     label = models.CharField(
@@ -292,6 +283,8 @@ class Question(models.Model):
 
 
 class Vignette(models.Model):
+    TRANSLATABLE_KEYS = {"text": "text", "character": "text"}
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vignettes")
     key = models.SlugField(max_length=64)
     character = models.CharField(max_length=100, help_text="The main character, filled into the prompt.")
@@ -378,6 +371,8 @@ class Answer(models.Model):
         LLM = "llm", "Collected from an LLM"
         RESPONDENT = "respondent", "Written in the answer survey"
         ADMIN = "admin", "Entered in the admin"
+
+    TRANSLATABLE_KEYS = {"action": "text", "additional_information": "text", "features": "features"}
 
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="answers")
     vignette = models.ForeignKey(Vignette, on_delete=models.CASCADE, related_name="answers")

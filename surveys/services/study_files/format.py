@@ -25,9 +25,9 @@ from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidationInfo
 
 from surveys.models import Answer, Question, Study, System, Vignette
+from surveys.models.translations import LANGUAGE_CODE, translation_problems
 
 from ..answers import AnswerShape, FeatureIn
-from ..languages import LANGUAGE_CODE, TRANSLATABLE, translation_problems
 from ..shapes import JsonObject, RequiredText, Text, WholeNumber, shown
 
 # The same range on every database: SQLite would store what PostgreSQL's smallint refuses.
@@ -131,12 +131,12 @@ AttentionOptions = Annotated[list[Text], BeforeValidator(_two_texts_or_none)]
 
 
 def _translations_of(model: type[models.Model]):
-    """A `translations` object for `model`'s rows: {language code: {translatable key: text}} (services/languages.py)."""
+    """A `translations` object for `model`'s rows: {language code: {translatable key: text}} (models/translations.py)."""
 
     def check(value: Any) -> Any:
         if value is None:
             return {}
-        problems = translation_problems(value, TRANSLATABLE[model])
+        problems = translation_problems(value, model.TRANSLATABLE_KEYS)
         if problems:
             raise PydanticCustomError("translations", "; ".join(problems))
         return value
