@@ -4,7 +4,9 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from .study import Answer, Question, Study, Vignette
+from .answers import Answer
+from .study import Study
+from .study_parts import Question, Vignette
 
 
 class Cell(models.Model):
