@@ -161,7 +161,7 @@ class Study(models.Model):
         default=20,
         help_text="Advertised duration. Prolific allows rejecting for one failed attention check only under 5 minutes.",
     )
-    # Prolific from the admin (surveys/prolific/drafts.py): what the draft's reward and places are made of.
+    # Prolific from the admin (surveys/prolific/drafts/): what the draft's reward and places are made of.
     prolific_currency = models.CharField(
         max_length=3,
         choices=ProlificCurrency.choices,

@@ -180,7 +180,7 @@ class ProlificSettings(FileObject):
     answering_full_code: Text = None
     invalid_policy: Text = None
     estimated_minutes: Count = None
-    # What "Create or update Prolific draft" sends (surveys/prolific/drafts.py).
+    # What "Create or update Prolific draft" sends (surveys/prolific/drafts/).
     prolific_currency: Text = Field(None, alias="currency")
     prolific_hourly_rate: Annotated[Amount, Field(gt=0)] = Field(None, alias="hourly_rate")
     prolific_margin_percent: Percent = Field(None, alias="margin_percent")
