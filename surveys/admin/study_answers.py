@@ -7,7 +7,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from ..models import Answer, Study
-from ..services.answers import select_answer
+from ..services.answer_records import select_answer
 
 
 class StudyAnswersPages:

@@ -1,6 +1,6 @@
 """The study: its design, quality and Prolific settings, LLM instrument and history.
 
-Its parts are in study_parts.py (questions, vignettes, systems) and answers.py (the systems' answers).
+Its parts are in study_parts.py (questions, vignettes, systems) and answers.py (the systems' answers, their features).
 """
 
 from decimal import Decimal

@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from surveys.models import Answer, Invitation, Respondent, RespondentTask, Study, System
+from surveys.services.answer_records import create_answer
+from surveys.services.answer_shape import FeatureIn
 from surveys.services.answering import (
     assign_vignettes,
     create_invitation,
@@ -16,7 +18,6 @@ from surveys.services.answering import (
     start_prolific_respondent,
     submit_answer,
 )
-from surveys.services.answers import FeatureIn, create_answer
 from surveys.services.errors import StudyClosed
 from tests.conftest import at_once, make_study
 

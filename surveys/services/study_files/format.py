@@ -27,7 +27,7 @@ from pydantic_core.core_schema import ValidationInfo
 from surveys.models import Answer, Question, Study, System, Vignette
 from surveys.models.translations import LANGUAGE_CODE, translation_problems
 
-from ..answers import AnswerShape, FeatureIn
+from ..answer_shape import AnswerShape, FeatureIn
 from ..shapes import JsonObject, RequiredText, Text, WholeNumber, shown
 
 # The same range on every database: SQLite would store what PostgreSQL's smallint refuses.
