@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from surveys.models import WEIGHT_TOTAL
 from surveys.services.answer_shape import AnswerShape, FeatureIn, shape_errors
-from surveys.services.shapes import ShapeError
+from surveys.services.shape_basics import ShapeError
 
 
 class ParseError(ValueError):

@@ -7,7 +7,7 @@ from ..models import Answer, Feature
 from ..services.answer_records import check_same_study
 from ..services.answer_shape import validate_features
 from ..services.freezing import is_frozen
-from ..services.shapes import ShapeError, describe, sentence
+from ..services.shape_basics import ShapeError, describe, sentence
 
 
 def _with_study(part) -> str:

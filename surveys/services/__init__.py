@@ -8,7 +8,7 @@
 - allocation: which cells a judge gets; the sweep of reservations that ran out.
 - lifecycle: a study's way from draft to live to closed, and its comparison plan.
 - answer_shape (the answer's shape, its provider schemas), answer_records (writing and selecting answers),
-  shapes (what every typed shape shares: storable text, errors in words); study_files: import and export.
+  shape_basics (what every typed shape shares: storable text, errors in words); study_files: import and export.
 - prolific_link: the Prolific parameters of a study link, for both surveys.
 - errors: what the services refuse (domain errors); views choose the HTTP status.
 """

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Typ
 from pydantic_core import PydanticCustomError
 
 from ..models import MAX_FEATURES, WEIGHT_TOTAL
-from .shapes import ShapeError, Text, WholeNumber, describe, place
+from .shape_basics import ShapeError, Text, WholeNumber, describe, place
 
 MIN_WEIGHT = 1  # see the module's docstring: a feature that matters morally carries weight
 

@@ -28,7 +28,7 @@ from surveys.models import Answer, Question, Study, System, Vignette
 from surveys.models.translations import LANGUAGE_CODE, translation_problems
 
 from ..answer_shape import AnswerShape, FeatureIn
-from ..shapes import JsonObject, RequiredText, Text, WholeNumber, shown
+from ..shape_basics import JsonObject, RequiredText, Text, WholeNumber, shown
 
 # The same range on every database: SQLite would store what PostgreSQL's smallint refuses.
 INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
