@@ -9,7 +9,7 @@ respondents), prolific (webhook events), entry (entries per client address).
 
 from .answers import MAX_FEATURES, WEIGHT_TOTAL, Answer, AnswerQuerySet, Feature
 from .entry import EntryAttempt
-from .judging import Assignment, AssignmentQuerySet, Cell, Judgment, JudgmentQuerySet, Participant
+from .judging import Assignment, Cell, Judgment, JudgmentQuerySet, Participant
 from .prolific import ProlificEvent
 from .respondents import Invitation, Respondent, RespondentTask, new_invitation_token
 from .study import DEFAULT_ATTENTION_OPTIONS, DEFAULT_ATTENTION_PROMPT, METHOD_QUESTIONS, Study
@@ -25,7 +25,6 @@ __all__ = [
     "Answer",
     "AnswerQuerySet",
     "Assignment",
-    "AssignmentQuerySet",
     "Cell",
     "EntryAttempt",
     "Feature",
