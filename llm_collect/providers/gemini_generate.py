@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from surveys.services.answers import gemini_answer_schema
+from surveys.services.answer_shape import gemini_answer_schema
 
 from .base import Prompt, ReplyContent, WireRequest, as_int, gemini_schema, sent_parameters
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from surveys.services.answers import answer_json_schema
+from surveys.services.answer_shape import answer_json_schema
 
 from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters
 

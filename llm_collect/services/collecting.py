@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from surveys.models import Answer, Study, System
-from surveys.services.answers import create_answer, select_answer
+from surveys.services.answer_records import create_answer, select_answer
 
 from .. import client
 from ..models import Generation
