@@ -71,7 +71,7 @@ def main() -> None:
     from django.urls import reverse
 
     from surveys.models import Answer, RespondentTask, Study, System
-    from surveys.services.answering import record_consent, start_prolific_respondent
+    from surveys.services.respondent_survey import record_consent, start_prolific_respondent
     from tests.conftest import make_study
 
     Study.objects.filter(slug__startswith="bench-answering").delete()  # a previous run, in a kept database

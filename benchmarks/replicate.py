@@ -81,7 +81,8 @@ def through_the_survey(study_file: dict, planted: dict, args) -> dict:
     from analysis.services import refit_study
     from surveys.demo.simulate import simulate_judges
     from surveys.models import Study
-    from surveys.services.answers import FeatureIn, create_answer
+    from surveys.services.answer_records import create_answer
+    from surveys.services.answer_shape import FeatureIn
     from surveys.services.lifecycle import go_live
     from surveys.services.study_files import import_study
 

@@ -9,7 +9,7 @@ largest-remainder method (ties go to the earlier feature), the Generation is mar
 the original weights. This keeps the model's stated proportions, which is what the question asks for ("by
 proportion"). A missing action, or a weight that is missing or not a number, make the reply invalid here;
 everything else (zero or negative weights, no features or more than five, an empty feature name) is the
-answer's shape (surveys.services.answers), the same rule as for study files, the admin and respondents.
+answer's shape (surveys.services.answer_shape), the same rule as for study files, the admin and respondents.
 An invalid reply is stored with the error and asked again a bounded number of times, then flagged for the
 researcher.
 """
@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 
 from surveys.models import WEIGHT_TOTAL
-from surveys.services.answers import AnswerShape, FeatureIn, shape_errors
-from surveys.services.shapes import ShapeError
+from surveys.services.answer_shape import AnswerShape, FeatureIn, shape_errors
+from surveys.services.shape_basics import ShapeError
 
 
 class ParseError(ValueError):

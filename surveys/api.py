@@ -13,7 +13,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .prolific import InvalidWebhook, WebhookNotConfigured, receive_webhook_event, verify_webhook
+from .prolific import InvalidWebhook, WebhookNotConfigured, WebhookRefused, receive_webhook_event, verify_webhook
 
 
 class ProlificWebhookIn(serializers.Serializer):
@@ -48,7 +48,7 @@ class ProlificWebhook(APIView):
         ],
         responses={
             200: ProlificWebhookOut,
-            400: OpenApiResponse(description="Not JSON, or not a valid event."),
+            400: OpenApiResponse(description="Not JSON, not a valid event, or an event for another participant."),
             401: OpenApiResponse(description="Missing, wrong or stale signature."),
             503: OpenApiResponse(description="PROLIFIC_WEBHOOK_SECRET is not set."),
         },
@@ -75,5 +75,8 @@ class ProlificWebhook(APIView):
             return Response({"detail": "The body must be a JSON object."}, status=status.HTTP_400_BAD_REQUEST)
         data = ProlificWebhookIn(data=payload)
         data.is_valid(raise_exception=True)
-        applied = receive_webhook_event(payload={**payload, **data.validated_data})
+        try:
+            applied = receive_webhook_event(payload={**payload, **data.validated_data})
+        except WebhookRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"detail": applied.outcome, "released": applied.released}, status=status.HTTP_200_OK)

@@ -7,7 +7,8 @@ import pytest
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API beside live_server
 
 from surveys.models import Question, Study, System, Vignette
-from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.answer_records import create_answer
+from surveys.services.answer_shape import FeatureIn
 
 QUESTION_KEYS = ["features", "weighting", "reasons", "conclusion", "additional_info"]
 

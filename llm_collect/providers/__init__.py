@@ -1,7 +1,7 @@
 """One class per provider wire format, chosen by the System's provider (surveys.models.System.Provider).
 
 To add a provider: a module here with a class that follows base.WireFormat, a line in PROVIDERS, a
-System.Provider choice (surveys/models/study.py, with its migration), and a recorded reply in tests/fixtures/llm/.
+System.Provider choice (surveys/models/study_parts.py, with its migration), and a recorded reply in tests/fixtures/llm/.
 """
 
 from __future__ import annotations

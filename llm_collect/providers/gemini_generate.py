@@ -13,7 +13,7 @@ the categories rated as the cause, ``MAX_TOKENS`` is "length".
 
 from __future__ import annotations
 
-from surveys.services.answers import gemini_answer_schema
+from surveys.services.answer_shape import gemini_answer_schema
 
 from .base import Prompt, ReplyContent, WireRequest, as_int, gemini_schema, sent_parameters, target_capabilities
 from .capabilities import adjust, gemini_thinking

@@ -12,7 +12,7 @@ Read back: the message's ``content``; a ``refusal`` instead of it is the outcome
 
 from __future__ import annotations
 
-from surveys.services.answers import answer_json_schema
+from surveys.services.answer_shape import answer_json_schema
 
 from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters, target_capabilities
 from .capabilities import Capabilities, adjust

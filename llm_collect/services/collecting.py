@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from surveys.models import Answer, Study, System
-from surveys.services.answers import create_answer, select_answer
+from surveys.services.answer_records import create_answer, select_answer
 
 from .. import client
 from ..calls import Called, Request, call_claimed, move, record_unusable, reply_fields, store_result

@@ -4,9 +4,10 @@ from django import forms
 from django.contrib import admin
 
 from ..models import Answer, Feature
-from ..services.answers import check_same_study, validate_features
+from ..services.answer_records import check_same_study
+from ..services.answer_shape import validate_features
 from ..services.freezing import is_frozen
-from ..services.shapes import ShapeError, describe, sentence
+from ..services.shape_basics import ShapeError, describe, sentence
 
 
 def _with_study(part) -> str:
@@ -30,7 +31,7 @@ class FeatureForm(forms.ModelForm):  # the inline gives it its model and fields
 
 class FeatureFormSet(forms.BaseInlineFormSet):
     def clean(self):
-        # The rows as a whole obey the answer's shape (surveys.services.answers): an error on the page,
+        # The rows as a whole obey the answer's shape (surveys.services.answer_shape): an error on the page,
         # before anything is written, rather than a server error while saving.
         super().clean()
         kept = [form for form in self.forms if form.cleaned_data and not form.cleaned_data.get("DELETE")]

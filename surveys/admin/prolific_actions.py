@@ -1,7 +1,7 @@
 """The study admin's Prolific actions: create or update the draft, publish it, add places.
 
 Each shows an intermediate page first (what would be sent: places, reward, hourly rate, warnings) and
-acts only when the researcher confirms it. The work is in surveys/prolific/drafts.py.
+acts only when the researcher confirms it. The work is in surveys/prolific/drafts/.
 """
 
 from django.contrib import admin, messages

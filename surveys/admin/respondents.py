@@ -7,8 +7,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ..models import Invitation, Respondent, RespondentTask, Study, System
-from ..services.answering import invitation_errors
 from ..services.invitations import reissue_invitation, revoke_invitation, state
+from ..services.respondent_survey import invitation_errors
 
 
 class InvitationForm(forms.ModelForm):

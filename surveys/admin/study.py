@@ -1,164 +1,29 @@
-"""Studies with their parts inline, answers side by side, status changes and Prolific actions."""
+"""Studies with their parts inline, status changes and Prolific actions.
 
-from django import forms
+The parts' inlines are in study_parts.py, the form in study_form.py, the status and review actions in
+study_actions.py, the answers-side-by-side pages in study_answers.py; the Prolific draft actions in
+prolific_actions.py.
+"""
+
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import get_object_or_404, redirect
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.html import format_html
 
-from ..models import DEFAULT_ATTENTION_OPTIONS, METHOD_QUESTIONS, Answer, Question, Study, System, Vignette
-from ..prolific import POLICY_HELP, ProlificError, reconcile_study, review_submissions
-from ..services.answers import select_answer
-from ..services.freezing import (
-    FROZEN_STUDY_FIELDS,
-    StudyFrozen,
-    check_editable,
-    copy_as_draft,
-    frozen_reason,
-    is_frozen,
-)
-from ..services.lifecycle import close_study, go_live, launch_warnings, missing_for_live
-from .frozen import FrozenWhenLive, attempted_frozen_edits
+from ..models import DEFAULT_ATTENTION_OPTIONS, Study, System
+from ..prolific import POLICY_HELP
+from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
+from ..services.lifecycle import launch_warnings, missing_for_live
+from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
-
-
-class StudyPartFormSet(forms.BaseInlineFormSet):
-    """The rows of a study's questions, vignettes or systems: two with one key are named as such."""
-
-    def get_unique_error_message(self, unique_check):
-        if "key" in unique_check:
-            meta = self.model._meta
-            return f"Two {meta.verbose_name_plural} have the same key: each {meta.verbose_name} needs its own key."
-        return super().get_unique_error_message(unique_check)
-
-
-class QuestionForm(forms.ModelForm):
-    def has_changed(self):
-        # A new study's prefilled question is saved as shown, untouched; one whose key and text were
-        # both cleared is left out (a new row has no delete box).
-        if self.instance.pk is None and self.initial:
-            return any(self.data.get(self.add_prefix(name), "").strip() for name in ("key", "text"))
-        return super().has_changed()
-
-
-class QuestionInline(FrozenWhenLive, admin.TabularInline):
-    model = Question
-    form = QuestionForm
-    formset = StudyPartFormSet
-    extra = 0
-    fields = ["position", "key", "label", "text", "translations"]
-
-    def get_extra(self, request, obj=None, **kwargs):
-        return len(METHOD_QUESTIONS) if obj is None else 0  # a new study: the method's five, prefilled
-
-    def formfield_for_dbfield(self, db_field, request, **kwargs):
-        compact = {
-            "position": forms.NumberInput(attrs={"class": "mj-position"}),
-            "key": forms.TextInput(attrs={"size": 14}),
-            "text": forms.Textarea(attrs={"rows": 2, "cols": 60}),
-            "translations": forms.Textarea(attrs={"rows": 2, "cols": 24}),
-        }
-        if db_field.name in compact:
-            kwargs["widget"] = compact[db_field.name]
-        return super().formfield_for_dbfield(db_field, request, **kwargs)
-
-
-def method_questions() -> list[dict]:
-    """The initial rows of a new study's questions inline: the method's five, in order."""
-    return [{"position": n, "key": key, "text": text} for n, (key, text) in enumerate(METHOD_QUESTIONS, start=1)]
-
-
-class VignetteInline(FrozenWhenLive, admin.StackedInline):
-    model = Vignette
-    formset = StudyPartFormSet
-    extra = 0
-    fields = [("position", "key", "character"), "source", "text", "translations"]
-    show_change_link = True
-
-
-class SystemInline(FrozenWhenLive, admin.TabularInline):
-    model = System
-    formset = StudyPartFormSet
-    extra = 0
-    fields = ["position", "key", "label", "kind", "provider", "model", "base_url", "api_key_env", "parameters"]
-
-    def formfield_for_dbfield(self, db_field, request, **kwargs):
-        # Nine columns side by side: compact widgets keep the row within the page.
-        compact = {
-            "position": forms.NumberInput(attrs={"class": "mj-position"}),
-            **{name: forms.TextInput(attrs={"size": 12}) for name in ["key", "label", "model", "api_key_env"]},
-            "base_url": forms.URLInput(attrs={"size": 16}),
-            "parameters": forms.Textarea(attrs={"rows": 2, "cols": 16}),
-        }
-        if db_field.name in compact:
-            kwargs["widget"] = compact[db_field.name]
-        if db_field.name == "base_url":
-            kwargs["assume_scheme"] = "https"  # Django 6's default; a bare host gets https, not http
-        return super().formfield_for_dbfield(db_field, request, **kwargs)
-
-
-class StudyForm(forms.ModelForm):
-    """The admin builds the Meta from the fieldsets; this adds the attention options' check."""
-
-    ATTENTION_HELP = (
-        'Two options as a JSON list, e.g. ["I read the answers quickly", "I read the answers carefully"]; '
-        "the correct choice is the second. Empty ([]): these two."
-    )
-
-    # A new study has no systems to choose from yet: the reference is named by the key of a system
-    # typed into the Systems rows of the same page, and set once they are saved (StudyAdmin.save_related).
-    reference_key = forms.CharField(
-        label="Reference system",
-        required=False,
-        max_length=64,
-        help_text=(
-            "The key of one of the systems you enter under Systems below, e.g. lay-human. Estimates are reported "
-            "relative to it (the method: lay humans). A key, because the systems do not exist until the study "
-            "is saved; afterwards you choose it from the study's systems. May be left empty until going live."
-        ),
-    )
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if "attention_options" in self.fields:
-            self.fields["attention_options"].help_text = self.ATTENTION_HELP
-
-    def clean_reference_key(self):
-        key = self.cleaned_data["reference_key"].strip()
-        entered = systems_entered(self.data)
-        if key and key not in entered:
-            listed = ", ".join(entered) if entered else "none yet"
-            raise ValidationError(
-                f"No system under Systems has the key '{key}' (keys entered: {listed}). "
-                "Give the key of one of them, or leave this empty and choose after saving."
-            )
-        return key
-
-    def clean_attention_options(self):
-        # Anything but [] or two texts would silently show judges the default options instead.
-        options = self.cleaned_data["attention_options"]
-        if options in ([], None):
-            return []
-        two_texts = isinstance(options, list) and len(options) == 2
-        if not (two_texts and all(isinstance(o, str) and o.strip() for o in options)):
-            raise ValidationError('Give exactly two options as a JSON list of texts, e.g. ["No", "Yes"], or [].')
-        return options
-
-
-def systems_entered(data) -> list[str]:
-    """The keys typed into the systems inline of a posted study form (rows not marked for deletion)."""
-    keys = []
-    for index in range(int(data.get("systems-TOTAL_FORMS") or 0)):
-        key = (data.get(f"systems-{index}-key") or "").strip()
-        if key and not data.get(f"systems-{index}-DELETE"):
-            keys.append(key)
-    return keys
+from .study_actions import StudyActions
+from .study_answers import StudyAnswersPages
+from .study_form import StudyForm
+from .study_parts import QuestionInline, SystemInline, VignetteInline, method_questions
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(StudyActions, StudyAnswersPages, admin.ModelAdmin):
     form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
     list_filter = ["status"]
@@ -331,120 +196,3 @@ class StudyAdmin(admin.ModelAdmin):
             reverse("admin:llm_collect_collectionrun_start") + f"?study={study.pk}",
             reverse("analysis:study", args=[study.slug]),
         )
-
-    @admin.action(description="Go live (checks that every system × vignette has a selected answer)")
-    def make_live(self, request, queryset):
-        self._change_status(request, queryset, go_live, "is live")
-        for study in queryset.filter(status=Study.Status.LIVE):
-            for warning in launch_warnings(study):
-                self.message_user(request, f"Study '{study.slug}': {warning}.", messages.WARNING)
-
-    @admin.action(description="Close")
-    def make_closed(self, request, queryset):
-        self._change_status(request, queryset, close_study, "is closed")
-
-    @admin.action(description="Copy as a new draft (questions, vignettes, systems, answers)", permissions=["add"])
-    def copy_as_new_draft(self, request, queryset):
-        for study in queryset:
-            copy = copy_as_draft(study=study)
-            self.log_addition(request, copy, [{"added": {}}])
-            link = reverse("admin:surveys_study_change", args=[copy.pk])
-            self.message_user(
-                request,
-                format_html("Study '{}' copied as the draft <a href=\"{}\">{}</a>.", study.slug, link, copy.slug),
-                messages.SUCCESS,
-            )
-
-    @admin.action(
-        description="Review submissions on Prolific (approve valid, handle invalid by policy)",
-        permissions=["change"],
-    )
-    def review_on_prolific(self, request, queryset):
-        for study in queryset:
-            report = review_submissions(study=study, user=request.user)
-            acted = report.calls or report.failed
-            for line in report.messages:
-                self.message_user(request, line, messages.WARNING if report.failed or not acted else messages.INFO)
-            if not acted:
-                continue  # refused before any call (no study id, no token, nothing to review): no "0 approved"
-            summary = (
-                f"Study '{study.slug}': {report.approved} approved, {report.rejected} rejected, "
-                f"{report.returns_requested} asked to return, {report.failed} failed."
-            )
-            self.message_user(request, summary, messages.ERROR if report.failed else messages.SUCCESS)
-
-    @admin.action(description="Reconcile with Prolific now", permissions=["change"])
-    def reconcile_with_prolific(self, request, queryset):
-        for study in queryset:
-            try:
-                result = reconcile_study(study=study)
-            except ProlificError as exc:
-                self.message_user(request, f"Study '{study.slug}': {exc}", messages.ERROR)
-            else:
-                self.message_user(request, str(result), messages.SUCCESS)
-
-    def _change_status(self, request, queryset, change, done: str) -> None:
-        for study in queryset:
-            try:
-                change(study=study)
-            except ValidationError as exc:
-                self.message_user(request, " ".join(exc.messages), messages.ERROR)
-            else:
-                self.log_change(request, study, f"Study {done}.")  # who and when, in the study's history
-                self.message_user(request, f"Study '{study.slug}' {done}.", messages.SUCCESS)
-
-    def get_urls(self):
-        own = [
-            path(
-                "<int:study_id>/answers/",
-                self.admin_site.admin_view(self.answers_view),
-                name="surveys_study_answers",
-            ),
-            path(
-                "<int:study_id>/answers/<int:answer_id>/select/",
-                self.admin_site.admin_view(self.select_view),
-                name="surveys_study_select_answer",
-            ),
-        ]
-        return own + super().get_urls()
-
-    def answers_view(self, request, study_id: int):
-        """Every system's answers to each vignette side by side, with the selected one marked."""
-        study = get_object_or_404(Study, pk=study_id)
-        if not self.has_view_permission(request, study):
-            raise PermissionDenied
-        systems = list(study.systems.all())
-        answers = (
-            Answer.objects.for_study(study)
-            .select_related("system", "vignette", "selected_by")
-            .prefetch_related("features")
-        )
-        grid: dict[int, dict[int, list[Answer]]] = {}
-        for answer in answers:
-            grid.setdefault(answer.vignette_id, {}).setdefault(answer.system_id, []).append(answer)
-        rows = [
-            {"vignette": v, "columns": [{"system": s, "answers": grid.get(v.pk, {}).get(s.pk, [])} for s in systems]}
-            for v in study.vignettes.all()
-        ]
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "study": study,
-            "systems": systems,
-            "rows": rows,
-            "title": f"Answers of {study.name}",
-            "can_select": study.status == Study.Status.DRAFT and self.has_change_permission(request, study),
-        }
-        return TemplateResponse(request, "admin/surveys/study_answers.html", context)
-
-    def select_view(self, request, study_id: int, answer_id: int):
-        answer = get_object_or_404(Answer, pk=answer_id, vignette__study_id=study_id)
-        if request.method != "POST" or not self.has_change_permission(request, answer.vignette.study):
-            return redirect("admin:surveys_study_answers", study_id)
-        try:
-            select_answer(answer=answer, user=request.user)
-        except ValidationError as exc:
-            self.message_user(request, " ".join(exc.messages), messages.ERROR)
-        else:
-            self.message_user(request, f"Selected {answer} for judging.", messages.SUCCESS)
-        return redirect(reverse("admin:surveys_study_answers", args=[study_id]) + f"#vignette-{answer.vignette_id}")

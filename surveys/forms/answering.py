@@ -6,8 +6,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from ..models import MAX_FEATURES, WEIGHT_TOTAL
-from ..services.answers import MIN_WEIGHT, validate_features
-from ..services.shapes import ShapeError, describe, sentence
+from ..services.answer_shape import MIN_WEIGHT, validate_features
+from ..services.shape_basics import ShapeError, describe, sentence
 
 WEIGHT_WORDS = format_lazy(_("A weight is a whole number from {low} to {high}."), low=MIN_WEIGHT, high=WEIGHT_TOTAL)
 

@@ -1,30 +1,19 @@
 """The study domain: what a study is made of, who takes part, and what they judged.
 
 The database holds the invariants (see the named constraints); services in this app do the writes.
-Modules: study (the study and its parts, answers), judging (cells, participants, assignments,
-judgments), answering (invitations, respondents), prolific (webhook events), entry (entries per client address).
+Modules: study (the study and its settings), study_parts (questions, vignettes, systems), answers (the
+systems' answers and their features), translations (what a valid `translations` object is), judging
+(cells, participants, assignments, judgments), respondents (the answer-writing survey's invitations and
+respondents), prolific (webhook events), entry (entries per client address).
 """
 
-from .answering import Invitation, Respondent, RespondentTask, new_invitation_token
+from .answers import MAX_FEATURES, WEIGHT_TOTAL, Answer, AnswerQuerySet, Feature
 from .entry import EntryAttempt
-from .judging import Assignment, AssignmentQuerySet, Cell, Judgment, JudgmentQuerySet, Participant
+from .judging import Assignment, Cell, Judgment, JudgmentQuerySet, Participant
 from .prolific import ProlificEvent
-from .study import (
-    DEFAULT_ATTENTION_OPTIONS,
-    DEFAULT_ATTENTION_PROMPT,
-    MAX_FEATURES,
-    METHOD_QUESTION_LABELS,
-    METHOD_QUESTIONS,
-    WEIGHT_TOTAL,
-    Answer,
-    AnswerQuerySet,
-    Feature,
-    Question,
-    Study,
-    System,
-    Vignette,
-    question_label,
-)
+from .respondents import Invitation, Respondent, RespondentTask, new_invitation_token
+from .study import DEFAULT_ATTENTION_OPTIONS, DEFAULT_ATTENTION_PROMPT, METHOD_QUESTIONS, Study
+from .study_parts import METHOD_QUESTION_LABELS, Question, System, Vignette, question_label
 
 __all__ = [
     "DEFAULT_ATTENTION_OPTIONS",
@@ -36,7 +25,6 @@ __all__ = [
     "Answer",
     "AnswerQuerySet",
     "Assignment",
-    "AssignmentQuerySet",
     "Cell",
     "EntryAttempt",
     "Feature",

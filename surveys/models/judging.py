@@ -4,7 +4,9 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from .study import Answer, Question, Study, Vignette
+from .answers import Answer
+from .study import Study
+from .study_parts import Question, Vignette
 
 
 class Cell(models.Model):
@@ -169,15 +171,6 @@ class Participant(models.Model):
     def __str__(self) -> str:
         return self.prolific_pid
 
-    @property
-    def is_valid(self) -> bool:
-        return self.status == self.Status.COMPLETED and not self.exclusion and not self.is_preview
-
-
-class AssignmentQuerySet(models.QuerySet):
-    def open_for(self, participant):
-        return self.filter(participant=participant, status=Assignment.Status.RESERVED)
-
 
 class Assignment(models.Model):
     """One participant's task to judge one cell, shown as Answer A (first) beside Answer B (second)."""
@@ -204,8 +197,6 @@ class Assignment(models.Model):
     )
     completed_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
-
-    objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["participant_id", "position"]

@@ -1,40 +1,21 @@
-"""What a study is made of: its settings, questions, vignettes, systems, and the systems' answers."""
+"""The study: its design, quality and Prolific settings, LLM instrument and history.
+
+Its parts are in study_parts.py (questions, vignettes, systems) and answers.py (the systems' answers, their features).
+"""
 
 from decimal import Decimal
 
-from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-MAX_FEATURES = 5
-WEIGHT_TOTAL = 100
+from .translations import TRANSLATIONS_HELP, check_translations
 
 DEFAULT_ATTENTION_PROMPT = gettext_noop(
     "This question checks that you are reading carefully. Please select the second of the two "
     "options below, whatever you think of them."
 )
-# Texts in other languages, by language code, e.g. {"de": {"text": "…"}} (docs/study-files.md lists the keys);
-# participants of a study see the texts of the study's language, and the field itself where none is given.
-TRANSLATIONS_HELP = 'By language code, e.g. {"de": {"text": "…"}}; see docs/study-files.md.'
-
-
-def check_translations(row: models.Model) -> None:
-    """A row's `translations` (and a study's language) as the admin saves them: the study file's checks."""
-    from ..services.languages import LANGUAGE_CODE, TRANSLATABLE, translation_problems  # services build on models
-
-    problems = {}
-    if getattr(row, "language", None) is not None and not LANGUAGE_CODE.match(row.language):
-        problems["language"] = f"'{row.language}' is not a language code (such as en, de or ar)."
-    found = translation_problems(row.translations, TRANSLATABLE[type(row)])
-    if found:
-        problems["translations"] = found
-    if problems:
-        raise ValidationError(problems)
-
-
 DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext_noop("I read the answers carefully")]
 
 # The method's five questions, by key, in the method's order (what a new study in the admin starts with).
@@ -86,6 +67,13 @@ class Study(models.Model):
     class ProlificCurrency(models.TextChoices):
         GBP = "GBP", "GBP (£)"
         USD = "USD", "USD ($)"
+
+    TRANSLATABLE_KEYS = {
+        "name": "text",
+        "description": "text",
+        "attention_prompt": "text",
+        "attention_options": "two texts",
+    }
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -173,7 +161,7 @@ class Study(models.Model):
         default=20,
         help_text="Advertised duration. Prolific allows rejecting for one failed attention check only under 5 minutes.",
     )
-    # Prolific from the admin (surveys/prolific/drafts.py): what the draft's reward and places are made of.
+    # Prolific from the admin (surveys/prolific/drafts/): what the draft's reward and places are made of.
     prolific_currency = models.CharField(
         max_length=3,
         choices=ProlificCurrency.choices,
@@ -238,231 +226,3 @@ class Study(models.Model):
     @property
     def is_live(self) -> bool:
         return self.status == self.Status.LIVE
-
-
-# Orderings name foreign keys by their _id column: ordering by the relation itself would join up the
-# chain to Study (and its own ordering) on every query that does not order for itself.
-# Short labels of the method's five questions, for studies whose questions have no label of their own.
-METHOD_QUESTION_LABELS = {
-    "features": "Features",
-    "weighting": "Weighting",
-    "reasons": "Reasons",
-    "conclusion": "Conclusion",
-    "additional_info": "Additional information",
-}
-
-
-def question_label(key: str, label: str = "") -> str:
-    """A question's short label: its own, the method's for its key, else the key in words."""
-    return label or METHOD_QUESTION_LABELS.get(key) or key.replace("_", " ").replace("-", " ").capitalize()
-
-
-class Question(models.Model):
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
-    key = models.SlugField(max_length=64)
-    label = models.CharField(
-        max_length=60,
-        blank=True,
-        help_text="A short name for headings and plots, e.g. “Weighting”. Empty: the method's name for the key.",
-    )
-    text = models.TextField()
-    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
-    position = models.PositiveSmallIntegerField(default=0)
-
-    class Meta:
-        ordering = ["study_id", "position", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "key"],
-                name="question_key_unique_in_study",
-                violation_error_message="Another question of this study already has this key: each question needs its own key.",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return self.key
-
-    @property
-    def short_label(self) -> str:
-        return question_label(self.key, self.label)
-
-    def clean(self):
-        super().clean()
-        check_translations(self)
-
-
-class Vignette(models.Model):
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vignettes")
-    key = models.SlugField(max_length=64)
-    character = models.CharField(max_length=100, help_text="The main character, filled into the prompt.")
-    source = models.CharField(max_length=300, blank=True)
-    text = models.TextField()
-    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
-    position = models.PositiveSmallIntegerField(default=0)
-
-    class Meta:
-        ordering = ["study_id", "position", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "key"],
-                name="vignette_key_unique_in_study",
-                violation_error_message="Another vignette of this study already has this key: each vignette needs its own key.",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return self.key
-
-    def clean(self):
-        super().clean()
-        check_translations(self)
-
-
-class System(models.Model):
-    class Kind(models.TextChoices):
-        LLM = "llm", "Language model"
-        HUMAN = "human", "Lay human"
-        EXPERT = "expert", "Expert"
-
-    class Provider(models.TextChoices):
-        OPENAI = "openai", "OpenAI Chat Completions"
-        ANTHROPIC = "anthropic", "Anthropic Messages"
-        GEMINI = "gemini", "Google Gemini"
-        OPENAI_COMPATIBLE = "openai-compatible", "OpenAI-compatible endpoint"
-
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="systems")
-    key = models.SlugField(max_length=64)
-    label = models.CharField(max_length=100)
-    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.LLM)
-    provider = models.CharField(max_length=20, choices=Provider.choices, blank=True)
-    model = models.CharField(max_length=100, blank=True)
-    base_url = models.URLField(blank=True)
-    api_key_env = models.CharField(
-        max_length=64, blank=True, help_text="Name of the environment variable holding the key."
-    )
-    parameters = models.JSONField(default=dict, blank=True, help_text="Provider parameters, e.g. temperature.")
-    position = models.PositiveSmallIntegerField(default=0)
-
-    class Meta:
-        ordering = ["study_id", "position", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "key"],
-                name="system_key_unique_in_study",
-                violation_error_message="Another system of this study already has this key: each system needs its own key.",
-            ),
-            models.CheckConstraint(
-                condition=~Q(kind="llm") | (~Q(provider="") & ~Q(model="")),
-                name="system_llm_has_provider_and_model",
-                violation_error_message="A language-model system needs a provider and a model (a human or expert system needs neither).",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return self.label or self.key
-
-
-class AnswerQuerySet(models.QuerySet):
-    def selected(self):
-        return self.filter(selected=True)
-
-    def for_study(self, study):
-        return self.filter(vignette__study=study)
-
-
-class Answer(models.Model):
-    """One system's written reply to one vignette (the source study says response)."""
-
-    class Origin(models.TextChoices):
-        IMPORTED = "imported", "Imported from a study file"
-        LLM = "llm", "Collected from an LLM"
-        RESPONDENT = "respondent", "Written in the answer survey"
-        ADMIN = "admin", "Entered in the admin"
-
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="answers")
-    vignette = models.ForeignKey(Vignette, on_delete=models.CASCADE, related_name="answers")
-    sample = models.PositiveSmallIntegerField(default=1)
-    action = models.TextField(blank=True, help_text="What should be done next: the conclusion.")
-    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
-    additional_information = models.TextField(blank=True)
-    raw_text = models.TextField(blank=True)
-    origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.ADMIN)
-    selected = models.BooleanField(default=False, help_text="The one answer judges see for this system × vignette.")
-    selected_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    selected_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    objects = AnswerQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["vignette_id", "system_id", "sample"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["system", "vignette", "sample"],
-                name="answer_sample_unique",
-                violation_error_message="This system already has an answer with this sample number for this vignette: choose another sample number.",
-            ),
-            models.UniqueConstraint(
-                fields=["system", "vignette"],
-                condition=Q(selected=True),
-                name="answer_one_selected_per_cell",
-                violation_error_message="Another answer is already the one judges see for this system and vignette.",
-            ),
-            models.CheckConstraint(
-                condition=Q(sample__gte=1),
-                name="answer_sample_positive",
-                violation_error_message="The sample number is a whole number of at least 1.",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.system.key} on {self.vignette.key} #{self.sample}"
-
-    def clean(self):
-        super().clean()
-        check_translations(self)
-
-    def word_count(self) -> int:
-        parts = [self.action, self.additional_information]
-        parts += [f"{f.feature} {f.reason}" for f in self.features.all()]
-        return sum(len(part.split()) for part in parts)
-
-
-class Feature(models.Model):
-    """A morally relevant feature of an answer, with its weight and reason.
-
-    At most five per answer (position 1..5, unique per answer); weights 0..100. That weights sum
-    to 100 is checked by the services and, on PostgreSQL, by a deferred constraint trigger.
-    """
-
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="features")
-    position = models.PositiveSmallIntegerField()
-    feature = models.TextField()
-    weight = models.PositiveSmallIntegerField()
-    reason = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["answer_id", "position"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["answer", "position"],
-                name="feature_position_unique",
-                violation_error_message="Two features of an answer cannot share a position.",
-            ),
-            models.CheckConstraint(
-                condition=Q(position__gte=1) & Q(position__lte=MAX_FEATURES),
-                name="feature_at_most_five",
-                violation_error_message=f"An answer has at most {MAX_FEATURES} features, in positions 1 to {MAX_FEATURES}.",
-            ),
-            # The database allows 0 (stored answers may hold one); the services refuse it, so the words say 1.
-            models.CheckConstraint(
-                condition=Q(weight__gte=0) & Q(weight__lte=WEIGHT_TOTAL),
-                name="feature_weight_0_100",
-                violation_error_message=f"A weight is a whole number from 1 to {WEIGHT_TOTAL}.",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.feature} ({self.weight})"

@@ -10,11 +10,12 @@
 - `verify_webhook` checks Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + body)),
   sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds).
 
-Modules: statuses (statuses in, reconciliation), verification (only real submissions count), webhooks (signature and events), review
-(decisions out and POLICY_HELP), drafts (the study on Prolific, from the admin: create or update the draft, publish, add places).
+Modules: statuses (statuses in, reconciliation), verification (only real submissions count), webhooks (signature and
+events), errors (what the webhook refuses; the view picks the HTTP status), review (decisions out and POLICY_HELP), drafts (the study on Prolific, from the admin: create or update the draft, publish, add places).
 """
 
 from .client import ProlificError
+from .errors import InvalidWebhook, WebhookNotConfigured, WebhookRefused
 from .review import (
     APPROVE,
     NEVER_REJECTED,
@@ -44,9 +45,6 @@ from .statuses import (
 from .verification import VerificationCounts, exclude_unverified, verification_counts
 from .webhooks import (
     WEBHOOK_TOLERANCE_SECONDS,
-    InvalidWebhook,
-    WebhookNotConfigured,
-    WebhookRefused,
     receive_webhook_event,
     sign_webhook,
     verify_webhook,

@@ -5,7 +5,7 @@ Endpoint shapes follow docs.prolific.com (API reference, Submissions):
 - POST submissions/{id}/transition/           {"action": "APPROVE"|"REJECT", "message", "rejection_category"}
 - POST submissions/bulk-approve/              {"study_id", "participant_ids"} or {"submission_ids"}
 - POST submissions/{id}/request-return/       {"request_return_reasons": [...]}
-- POST studies/                                create a draft study (the payload: surveys/prolific/drafts.py)
+- POST studies/                                create a draft study (the payload: surveys/prolific/drafts/)
 - GET  studies/{id}/                           a study, with its status, total_available_places, places_taken
 - PATCH studies/{id}/                          change a draft; once published only total_available_places (up)
 - POST studies/{id}/transition/                {"action": "PUBLISH"}

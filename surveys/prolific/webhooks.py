@@ -11,29 +11,12 @@ import logging
 import math
 import time
 
-from rest_framework.exceptions import APIException
-
+from .errors import InvalidWebhook, WebhookNotConfigured, WebhookRefused
 from .statuses import SUBMISSION_STATUS_CHANGE, Applied, ParticipantMismatch, apply_submission_status
 
 log = logging.getLogger(__package__)
 
 WEBHOOK_TOLERANCE_SECONDS = 5 * 60
-
-
-class WebhookNotConfigured(Exception):
-    """PROLIFIC_WEBHOOK_SECRET is not set."""
-
-
-class InvalidWebhook(Exception):
-    """The request does not carry a valid, fresh Prolific signature."""
-
-
-class WebhookRefused(APIException):
-    """A signed event we will not apply: the webhook view answers 400 with the reason (DRF handles it)."""
-
-    status_code = 400
-    default_detail = "The event cannot be applied."
-    default_code = "refused"
 
 
 def sign_webhook(*, body: bytes, timestamp: str, secret: str) -> str:
@@ -80,7 +63,7 @@ def webhook_event_id(payload: dict) -> str:
 def receive_webhook_event(*, payload: dict) -> Applied:
     """A verified webhook: apply submission status changes once; other event types are ignored.
 
-    Raises WebhookRefused (400) when the event names another participant than the one who entered with
+    Raises WebhookRefused (the view answers 400) when the event names another participant than the one who entered with
     the submission; nothing is recorded, and it is logged.
     """
     if payload.get("event_type") != SUBMISSION_STATUS_CHANGE:
@@ -95,4 +78,4 @@ def receive_webhook_event(*, payload: dict) -> Applied:
             payload=payload,
         )
     except ParticipantMismatch as exc:
-        raise WebhookRefused(f"{exc} Not applied.", code="participant-mismatch") from exc
+        raise WebhookRefused(f"{exc} Not applied.") from exc

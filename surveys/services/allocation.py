@@ -1,6 +1,6 @@
 """Allocation: which cells a judge gets, and the sweep that takes back reservations that ran out.
 
-The invariant (DESIGN.md): a cell's fill (completed + reserved) never exceeds its target, whatever
+The invariant (docs/architecture.md): a cell's fill (completed + reserved) never exceeds its target, whatever
 the number of simultaneous arrivals. Every counter change here is one conditional UPDATE whose WHERE
 clause carries the check, and a cell is picked under `SELECT … FOR UPDATE SKIP LOCKED`, so two
 arrivals never wait on each other's cells (no deadlocks) and never read-then-write. The database's

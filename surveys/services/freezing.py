@@ -72,11 +72,6 @@ def check_editable(study: Study, fields=FROZEN_STUDY_FIELDS + FROZEN_PARTS) -> N
         raise StudyFrozen(frozen_reason(study) + f" Refused: {', '.join(touched)}.")
 
 
-def describe_changes(before: dict, after: dict) -> list[str]:
-    """Each changed value as `name: 'old' → 'new'`, for the change history."""
-    return [f"{name}: {before.get(name)!r} → {after[name]!r}" for name in after if before.get(name) != after[name]]
-
-
 def _free_slug(base: str) -> str:
     stem = re.sub(r"-copy(-\d+)?$", "", base)[:50]
     slug, n = f"{stem}-copy", 1

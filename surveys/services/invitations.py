@@ -17,8 +17,8 @@ from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext, gettext_noop
 
 from ..models import Invitation, Respondent
-from .answering import start_invited_respondent
 from .errors import EntryRefused
+from .respondent_survey import start_invited_respondent
 
 COOKIE_SALT = "surveys.invitation.browser"
 # What the expert reads, in the study's language (each a whole sentence, so that it translates as one).

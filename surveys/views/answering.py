@@ -10,15 +10,6 @@ from django.views.decorators.http import require_http_methods
 
 from ..forms.answering import AnswerForm, ConsentForm
 from ..models import Invitation, Respondent, Study
-from ..services.answering import (
-    completion_url,
-    full_url,
-    mark_task_started,
-    next_task,
-    record_consent,
-    start_prolific_respondent,
-    submit_answer,
-)
 from ..services.errors import EntryRefused, NotOffered, SessionInUse, StudyClosed
 from ..services.invitations import (
     COOKIE_SALT,
@@ -27,6 +18,15 @@ from ..services.invitations import (
     browser_may_continue,
     cookie_name,
     open_invitation,
+)
+from ..services.respondent_survey import (
+    completion_url,
+    full_url,
+    mark_task_started,
+    next_task,
+    record_consent,
+    start_prolific_respondent,
+    submit_answer,
 )
 from .entry_limit import rate_limited_entry, respondent_exists
 

@@ -8,7 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from surveys.models import Answer, Participant, System
-from surveys.services.answers import FeatureIn, replace_features
+from surveys.services.answer_records import replace_features
+from surveys.services.answer_shape import FeatureIn
 from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
 

@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from surveys.models import Answer, Respondent
-from surveys.services.answering import create_invitation
+from surveys.services.respondent_survey import create_invitation
 from tests.e2e.test_answer_writing import write_page
 from tests.surveys.test_respondents import answering_study
 

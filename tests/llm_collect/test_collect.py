@@ -209,7 +209,7 @@ def test_the_first_valid_sample_is_selected_even_when_a_later_one_finishes_first
 
 @pytest.mark.django_db
 def test_a_researchers_choice_is_not_overridden_by_a_later_sample(fake, admin_user):
-    from surveys.services.answers import select_answer
+    from surveys.services.answer_records import select_answer
 
     study = make_llm_study(url=fake.url, vignettes=1)
     _, (first, second) = generations(study, samples=2)

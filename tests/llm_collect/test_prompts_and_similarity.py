@@ -11,7 +11,8 @@ from llm_collect.similarity import (
     self_similarity,
     tfidf_matrix,
 )
-from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.answer_records import create_answer
+from surveys.services.answer_shape import FeatureIn
 
 from .conftest import make_llm_study
 

@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from llm_collect import services
 from llm_collect.models import Generation
-from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.answer_records import create_answer
+from surveys.services.answer_shape import FeatureIn
 
 from .conftest import make_llm_study, queued
 

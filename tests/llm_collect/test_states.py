@@ -84,7 +84,8 @@ def test_a_row_given_back_uncalled_records_why_and_is_not_counted(fake):
 def test_a_reply_that_cannot_be_stored_fails_the_row_and_frees_it(fake):
     gen = one_generation(fake.url)
     # Someone stored this sample by another route while the call ran.
-    from surveys.services.answers import FeatureIn, create_answer
+    from surveys.services.answer_records import create_answer
+    from surveys.services.answer_shape import FeatureIn
 
     features = [FeatureIn(feature="x", weight=100, reason="r")]
     create_answer(system=gen.system, vignette=gen.vignette, features=features, action="a", sample=gen.sample)

@@ -4,7 +4,8 @@ import pytest
 from django.urls import reverse
 
 from surveys.models import Answer, Study
-from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.answer_records import create_answer
+from surveys.services.answer_shape import FeatureIn
 from surveys.services.lifecycle import go_live
 
 

@@ -121,7 +121,8 @@ def test_the_service_and_the_database_refuse_a_cross_study_answer(study):
     from django.core.exceptions import ValidationError
     from django.db import IntegrityError, transaction
 
-    from surveys.services.answers import FeatureIn, create_answer
+    from surveys.services.answer_records import create_answer
+    from surveys.services.answer_shape import FeatureIn
     from tests.conftest import make_study
 
     other = make_study(slug="other")

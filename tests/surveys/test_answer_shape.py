@@ -8,8 +8,8 @@ import pytest
 from llm_collect.parsing import ParseError, parse_answer
 from llm_collect.providers import gemini_generate, openai_chat
 from surveys.models import Answer
-from surveys.services.answers import FeatureIn, answer_json_schema, gemini_answer_schema
-from surveys.services.shapes import ShapeError
+from surveys.services.answer_shape import FeatureIn, answer_json_schema, gemini_answer_schema
+from surveys.services.shape_basics import ShapeError
 from tests.surveys.test_admin import _answer_form
 from tests.surveys.test_respondents import answer_post, answering_study, consented, page
 

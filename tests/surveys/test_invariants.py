@@ -6,7 +6,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant, Question
-from surveys.services.answers import FeatureIn, create_answer
+from surveys.services.answer_records import create_answer
+from surveys.services.answer_shape import FeatureIn
 from surveys.services.lifecycle import go_live
 
 from ..conftest import make_study

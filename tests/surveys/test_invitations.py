@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from surveys.models import Answer, Invitation, Respondent
-from surveys.services.answering import create_invitation
+from surveys.services.respondent_survey import create_invitation
 from tests.surveys.test_respondents import answer_post, answering_study, page
 
 IN_USE = "This invitation is in use; ask the researcher for a new link."

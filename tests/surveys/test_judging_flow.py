@@ -96,7 +96,6 @@ def test_a_participant_goes_from_the_prolific_link_to_the_completion_code():
 
     participant = Participant.objects.get(study=study, prolific_pid=PID)
     assert participant.status == Participant.Status.COMPLETED
-    assert participant.is_valid
     assert participant.demographics["country"] == "United Kingdom"
     assert participant.session_id == SESSION
     assert participant.first_position_share == 0.5
@@ -283,7 +282,6 @@ def test_no_consent_to_anonymised_use_finishes_but_is_excluded_and_reopens_the_c
     participant = Participant.objects.get()
     assert participant.status == Participant.Status.COMPLETED
     assert participant.exclusion == Participant.Exclusion.NO_ANONYMISED_CONSENT
-    assert not participant.is_valid
     assert sum(c.completed for c in Cell.objects.filter(study=study)) == 0
     assert Judgment.objects.count() == 10
     assert Judgment.objects.valid().count() == 0

@@ -239,8 +239,8 @@ def test_an_experts_invitation_refusals_are_in_the_studys_language():
     from django.test import Client
     from django.urls import reverse
 
-    from surveys.services.answering import create_invitation
     from surveys.services.invitations import revoke_invitation
+    from surveys.services.respondent_survey import create_invitation
     from tests.surveys.test_respondents import answering_study
 
     study = answering_study(m=2)

@@ -1,4 +1,4 @@
-"""The Prolific draft built from the design (surveys/prolific/drafts.py): places, reward, codes and their
+"""The Prolific draft built from the design (surveys/prolific/drafts/): places, reward, codes and their
 actions, and the calls against the fake Prolific server on 127.0.0.1."""
 
 from decimal import Decimal

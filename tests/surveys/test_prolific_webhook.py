@@ -212,3 +212,16 @@ def test_simultaneous_deliveries_of_one_event_release_the_cells_once():
     assert sorted(outcomes) == ["duplicate"] * 7 + ["released"]
     assert reserved(study) == 0
     assert ProlificEvent.objects.count() == 1
+
+
+def test_an_event_naming_another_participant_is_a_400_and_changes_nothing(api, judging):
+    study, participant = judging
+
+    response = signed_post(api, status_change("sub1", "RETURNED", participant_id="someone-else"))
+
+    assert response.status_code == 400
+    assert response.json() == {"detail": "Submission sub1 belongs to another participant. Not applied."}
+    assert reserved(study) == 2
+    assert not ProlificEvent.objects.exists()
+    participant.refresh_from_db()
+    assert participant.status != Participant.Status.RETURNED

@@ -9,15 +9,16 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from surveys.models import Answer, Invitation, Respondent, RespondentTask, Study, System
-from surveys.services.answering import (
+from surveys.services.answer_records import create_answer
+from surveys.services.answer_shape import FeatureIn
+from surveys.services.errors import StudyClosed
+from surveys.services.respondent_survey import (
     assign_vignettes,
     create_invitation,
     record_consent,
     start_prolific_respondent,
     submit_answer,
 )
-from surveys.services.answers import FeatureIn, create_answer
-from surveys.services.errors import StudyClosed
 from tests.conftest import at_once, make_study
 
 PID = "5f1e0c7a9b3d2e4f6a8b0c1d"
@@ -547,7 +548,7 @@ def test_a_study_with_respondents_can_still_be_deleted_and_a_used_invitation_can
     study = answering_study(m=1)
     start(study, 1)
     invitation = create_invitation(study=study, system=study.systems.get(key="phil"))
-    from surveys.services.answering import start_invited_respondent
+    from surveys.services.respondent_survey import start_invited_respondent
 
     start_invited_respondent(invitation=invitation)
     with pytest.raises(RestrictedError):
@@ -615,7 +616,7 @@ def test_pages_being_written_count_for_their_vignette_until_they_are_abandoned()
 
     import time_machine
 
-    from surveys.services.answering import vignette_loads
+    from surveys.services.respondent_survey import vignette_loads
 
     study = answering_study(vignettes=2, m=1)
     lay = study.systems.get(key="lay")

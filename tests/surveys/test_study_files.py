@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from surveys.models import Answer, Cell, Feature, Study
-from surveys.services.answers import FeatureIn
+from surveys.services.answer_shape import FeatureIn
 from surveys.services.study_files import StudyFileError, export_study, import_study, parse_study_file
 from surveys.services.study_files.format import (
     SETTING_BLOCKS,

@@ -25,10 +25,10 @@ from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidationInfo
 
 from surveys.models import Answer, Question, Study, System, Vignette
+from surveys.models.translations import LANGUAGE_CODE, translation_problems
 
-from ..answers import AnswerShape, FeatureIn
-from ..languages import LANGUAGE_CODE, TRANSLATABLE, translation_problems
-from ..shapes import JsonObject, RequiredText, Text, WholeNumber, shown
+from ..answer_shape import AnswerShape, FeatureIn
+from ..shape_basics import JsonObject, RequiredText, Text, WholeNumber, shown
 
 # The same range on every database: SQLite would store what PostgreSQL's smallint refuses.
 INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
@@ -131,12 +131,12 @@ AttentionOptions = Annotated[list[Text], BeforeValidator(_two_texts_or_none)]
 
 
 def _translations_of(model: type[models.Model]):
-    """A `translations` object for `model`'s rows: {language code: {translatable key: text}} (services/languages.py)."""
+    """A `translations` object for `model`'s rows: {language code: {translatable key: text}} (models/translations.py)."""
 
     def check(value: Any) -> Any:
         if value is None:
             return {}
-        problems = translation_problems(value, TRANSLATABLE[model])
+        problems = translation_problems(value, model.TRANSLATABLE_KEYS)
         if problems:
             raise PydanticCustomError("translations", "; ".join(problems))
         return value
@@ -180,7 +180,7 @@ class ProlificSettings(FileObject):
     answering_full_code: Text = None
     invalid_policy: Text = None
     estimated_minutes: Count = None
-    # What "Create or update Prolific draft" sends (surveys/prolific/drafts.py).
+    # What "Create or update Prolific draft" sends (surveys/prolific/drafts/).
     prolific_currency: Text = Field(None, alias="currency")
     prolific_hourly_rate: Annotated[Amount, Field(gt=0)] = Field(None, alias="hourly_rate")
     prolific_margin_percent: Percent = Field(None, alias="margin_percent")

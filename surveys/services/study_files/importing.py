@@ -8,7 +8,7 @@ from django.db import models, transaction
 from surveys.models import Answer, Question, Study, System, Vignette
 
 from ...services.lifecycle import close_study, go_live
-from ..answers import replace_features
+from ..answer_records import replace_features
 from ..freezing import StudyFrozen, check_editable
 from .format import AnswerEntry, FileObject
 from .reading import StudyFileError, read_study_file

@@ -9,7 +9,7 @@ import difflib
 import json
 from typing import Any
 
-from ..shapes import ShapeError, describe, is_storable, place
+from ..shape_basics import ShapeError, describe, is_storable, place
 from .format import SETTING_BLOCKS, StudyFile
 
 MAX_NESTING = 64  # a study file needs 5 levels (answers[i].features[j]); system parameters a few more

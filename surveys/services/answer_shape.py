@@ -1,4 +1,4 @@
-"""The answer's shape, defined once, and the services that write answers and choose the one judges see.
+"""The answer's shape, defined once: what every writer of answers checks (answer_records.py writes them).
 
 An answer (a system's reply to a vignette) names one to five morally relevant features, each with a
 whole-number weight from 1 to 100 and a reason; the weights sum to 100. A weight of 0 is refused: the
@@ -10,14 +10,11 @@ PostgreSQL keeps a last guard on the sum (a deferred trigger) and the database o
 
 from typing import Annotated, Any
 
-from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.utils import timezone
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter
 from pydantic_core import PydanticCustomError
 
-from ..models import MAX_FEATURES, WEIGHT_TOTAL, Answer, Feature, Study, System, Vignette
-from .shapes import ShapeError, Text, WholeNumber, describe, place
+from ..models import MAX_FEATURES, WEIGHT_TOTAL
+from .shape_basics import ShapeError, Text, WholeNumber, describe, place
 
 MIN_WEIGHT = 1  # see the module's docstring: a feature that matters morally carries weight
 
@@ -135,83 +132,3 @@ def _provider_schema(schema: dict, *, gemini: bool, definitions: dict | None = N
     elif kind == "array":
         out["items"] = _provider_schema(schema["items"], gemini=gemini, definitions=definitions)
     return out
-
-
-SAME_STUDY = (
-    "The system and the vignette belong to different studies: an answer's system and vignette must be one study's."
-)
-
-
-def check_same_study(*, system: System, vignette: Vignette) -> None:
-    """An answer's system and vignette belong to one study (every writer asks; the database guards it too)."""
-    if system.study_id != vignette.study_id:
-        raise ValidationError(SAME_STUDY)
-
-
-@transaction.atomic
-def create_answer(
-    *,
-    system: System,
-    vignette: Vignette,
-    features: list[FeatureIn],
-    action: str,
-    additional_information: str = "",
-    sample: int | None = None,
-    raw_text: str = "",
-    origin: str = Answer.Origin.ADMIN,
-    selected: bool = False,
-) -> Answer:
-    check_same_study(system=system, vignette=vignette)
-    errors = feature_errors(features)
-    if errors:
-        raise ValidationError(errors)
-    if sample is None:
-        sample = next_sample_number(system=system, vignette=vignette)
-    answer = Answer.objects.create(
-        system=system,
-        vignette=vignette,
-        sample=sample,
-        action=action,
-        additional_information=additional_information,
-        raw_text=raw_text,
-        origin=origin,
-    )
-    replace_features(answer=answer, features=features)
-    if selected:
-        select_answer(answer=answer)
-    return answer
-
-
-def next_sample_number(*, system: System, vignette: Vignette) -> int:
-    last = Answer.objects.filter(system=system, vignette=vignette).order_by("-sample").first()
-    return last.sample + 1 if last else 1
-
-
-def replace_features(*, answer: Answer, features: list[FeatureIn]) -> None:
-    errors = feature_errors(features)
-    if errors:
-        raise ValidationError(errors)
-    with transaction.atomic():
-        answer.features.all().delete()
-        Feature.objects.bulk_create(
-            Feature(answer=answer, position=index, feature=item.feature, weight=item.weight, reason=item.reason)
-            for index, item in enumerate(features, start=1)
-        )
-
-
-@transaction.atomic
-def select_answer(*, answer: Answer, user=None) -> Answer:
-    """Make this the one answer judges see for its system × vignette."""
-    study = answer.vignette.study
-    if study.status != Study.Status.DRAFT:
-        raise ValidationError(
-            f"Study '{study.slug}' is {study.status}: the answers judges see cannot change once it has gone live."
-        )
-    Answer.objects.filter(system=answer.system_id, vignette=answer.vignette_id, selected=True).exclude(
-        pk=answer.pk
-    ).update(selected=False, selected_by=None, selected_at=None)
-    answer.selected = True
-    answer.selected_by = user
-    answer.selected_at = timezone.now()
-    answer.save(update_fields=["selected", "selected_by", "selected_at"])
-    return answer

@@ -18,7 +18,8 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from ..models import Answer, Invitation, Respondent, RespondentTask, Study, System
-from .answers import FeatureIn, create_answer
+from .answer_records import create_answer
+from .answer_shape import FeatureIn
 from .errors import InvalidProlificLink, NotOffered, SessionInUse, StudyClosed
 from .judging import OTHER_SESSION
 from .prolific_link import parse_prolific_params, prolific_return_url

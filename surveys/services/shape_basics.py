@@ -1,6 +1,6 @@
 """What every typed shape shares: text the database can store, and errors in words with their place.
 
-The shapes themselves are pydantic models (the answer in `answers.py`, the study file in `study_files/`).
+The shapes themselves are pydantic models (the answer in `answer_shape.py`, the study file in `study_files/`).
 A place is the path to a value as a researcher reads a file, e.g. `answers[3].features[1].weight`;
 `place()` turns pydantic's error locations into that form and `describe()` says what is wrong in the
 project's words rather than pydantic's ("must be a whole number, not 'x'").

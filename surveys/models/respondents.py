@@ -7,7 +7,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from .study import Answer, Study, System, Vignette
+from .answers import Answer
+from .study import Study
+from .study_parts import System, Vignette
 
 
 def new_invitation_token() -> str:

@@ -1,0 +1,76 @@
+"""The study admin's status and Prolific review actions: go live, close, copy as a draft, review, reconcile."""
+
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils.html import format_html
+
+from ..models import Study
+from ..prolific import ProlificError, reconcile_study, review_submissions
+from ..services.freezing import copy_as_draft
+from ..services.lifecycle import close_study, go_live, launch_warnings
+
+
+class StudyActions:
+    """Mixed into StudyAdmin: the actions it lists by name (each done study by study, each outcome said)."""
+
+    @admin.action(description="Go live (checks that every system × vignette has a selected answer)")
+    def make_live(self, request, queryset):
+        self._change_status(request, queryset, go_live, "is live")
+        for study in queryset.filter(status=Study.Status.LIVE):
+            for warning in launch_warnings(study):
+                self.message_user(request, f"Study '{study.slug}': {warning}.", messages.WARNING)
+
+    @admin.action(description="Close")
+    def make_closed(self, request, queryset):
+        self._change_status(request, queryset, close_study, "is closed")
+
+    @admin.action(description="Copy as a new draft (questions, vignettes, systems, answers)", permissions=["add"])
+    def copy_as_new_draft(self, request, queryset):
+        for study in queryset:
+            copy = copy_as_draft(study=study)
+            self.log_addition(request, copy, [{"added": {}}])
+            link = reverse("admin:surveys_study_change", args=[copy.pk])
+            self.message_user(
+                request,
+                format_html("Study '{}' copied as the draft <a href=\"{}\">{}</a>.", study.slug, link, copy.slug),
+                messages.SUCCESS,
+            )
+
+    @admin.action(
+        description="Review submissions on Prolific (approve valid, handle invalid by policy)",
+        permissions=["change"],
+    )
+    def review_on_prolific(self, request, queryset):
+        for study in queryset:
+            report = review_submissions(study=study, user=request.user)
+            acted = report.calls or report.failed
+            for line in report.messages:
+                self.message_user(request, line, messages.WARNING if report.failed or not acted else messages.INFO)
+            if not acted:
+                continue  # refused before any call (no study id, no token, nothing to review): no "0 approved"
+            summary = (
+                f"Study '{study.slug}': {report.approved} approved, {report.rejected} rejected, "
+                f"{report.returns_requested} asked to return, {report.failed} failed."
+            )
+            self.message_user(request, summary, messages.ERROR if report.failed else messages.SUCCESS)
+
+    @admin.action(description="Reconcile with Prolific now", permissions=["change"])
+    def reconcile_with_prolific(self, request, queryset):
+        for study in queryset:
+            try:
+                result = reconcile_study(study=study)
+            except ProlificError as exc:
+                self.message_user(request, f"Study '{study.slug}': {exc}", messages.ERROR)
+            else:
+                self.message_user(request, str(result), messages.SUCCESS)
+
+    def _change_status(self, request, queryset, change, done: str) -> None:
+        for study in queryset:
+            try:
+                change(study=study)
+            except ValidationError as exc:
+                self.message_user(request, " ".join(exc.messages), messages.ERROR)
+            else:
+                self.log_change(request, study, f"Study {done}.")  # who and when, in the study's history
+                self.message_user(request, f"Study '{study.slug}' {done}.", messages.SUCCESS)

@@ -1,0 +1,120 @@
+"""The systems' answers: one system's written reply to one vignette, and its morally relevant features."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from .study_parts import System, Vignette
+from .translations import TRANSLATIONS_HELP, check_translations
+
+MAX_FEATURES = 5
+WEIGHT_TOTAL = 100
+
+
+class AnswerQuerySet(models.QuerySet):
+    def selected(self):
+        return self.filter(selected=True)
+
+    def for_study(self, study):
+        return self.filter(vignette__study=study)
+
+
+class Answer(models.Model):
+    """One system's written reply to one vignette (the source study says response)."""
+
+    class Origin(models.TextChoices):
+        IMPORTED = "imported", "Imported from a study file"
+        LLM = "llm", "Collected from an LLM"
+        RESPONDENT = "respondent", "Written in the answer survey"
+        ADMIN = "admin", "Entered in the admin"
+
+    TRANSLATABLE_KEYS = {"action": "text", "additional_information": "text", "features": "features"}
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="answers")
+    vignette = models.ForeignKey(Vignette, on_delete=models.CASCADE, related_name="answers")
+    sample = models.PositiveSmallIntegerField(default=1)
+    action = models.TextField(blank=True, help_text="What should be done next: the conclusion.")
+    translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
+    additional_information = models.TextField(blank=True)
+    raw_text = models.TextField(blank=True)
+    origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.ADMIN)
+    selected = models.BooleanField(default=False, help_text="The one answer judges see for this system × vignette.")
+    selected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    selected_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = AnswerQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["vignette_id", "system_id", "sample"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["system", "vignette", "sample"],
+                name="answer_sample_unique",
+                violation_error_message="This system already has an answer with this sample number for this vignette: choose another sample number.",
+            ),
+            models.UniqueConstraint(
+                fields=["system", "vignette"],
+                condition=Q(selected=True),
+                name="answer_one_selected_per_cell",
+                violation_error_message="Another answer is already the one judges see for this system and vignette.",
+            ),
+            models.CheckConstraint(
+                condition=Q(sample__gte=1),
+                name="answer_sample_positive",
+                violation_error_message="The sample number is a whole number of at least 1.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system.key} on {self.vignette.key} #{self.sample}"
+
+    def clean(self):
+        super().clean()
+        check_translations(self)
+
+    def word_count(self) -> int:
+        parts = [self.action, self.additional_information]
+        parts += [f"{f.feature} {f.reason}" for f in self.features.all()]
+        return sum(len(part.split()) for part in parts)
+
+
+class Feature(models.Model):
+    """A morally relevant feature of an answer, with its weight and reason.
+
+    At most five per answer (position 1..5, unique per answer); weights 0..100. That weights sum
+    to 100 is checked by the services and, on PostgreSQL, by a deferred constraint trigger.
+    """
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="features")
+    position = models.PositiveSmallIntegerField()
+    feature = models.TextField()
+    weight = models.PositiveSmallIntegerField()
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["answer_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["answer", "position"],
+                name="feature_position_unique",
+                violation_error_message="Two features of an answer cannot share a position.",
+            ),
+            models.CheckConstraint(
+                condition=Q(position__gte=1) & Q(position__lte=MAX_FEATURES),
+                name="feature_at_most_five",
+                violation_error_message=f"An answer has at most {MAX_FEATURES} features, in positions 1 to {MAX_FEATURES}.",
+            ),
+            # The database allows 0 (stored answers may hold one); the services refuse it, so the words say 1.
+            models.CheckConstraint(
+                condition=Q(weight__gte=0) & Q(weight__lte=WEIGHT_TOTAL),
+                name="feature_weight_0_100",
+                violation_error_message=f"A weight is a whole number from 1 to {WEIGHT_TOTAL}.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.feature} ({self.weight})"
