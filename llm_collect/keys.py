@@ -1,4 +1,5 @@
-"""Which environment variables may hold an LLM key, and which hosts may receive one.
+"""Which environment variables may hold an LLM key (the rule is surveys/key_variables.py, beside the System it
+guards), and which hosts may receive one.
 
 A System or a judge model names the variable that holds its key (``api_key_env``). Left open, that would let
 anyone who may edit one read any secret of the deployment: name ``SECRET_KEY`` and a ``base_url`` of one's own,
@@ -12,15 +13,17 @@ and the next call carries it in its Authorization header. So:
   providers' own hosts plus localhost and 127.0.0.1, where tests and self-hosted servers run. A call without
   a key (a self-hosted server with no ``api_key_env``) may go anywhere: it carries nothing.
 
-Both are checked when a run starts, in the admin forms and the study file, and again at every call.
+The variable is checked in the study file and the System and judge model forms, the host in the judge model
+form; both when a run starts, and again at every call.
 """
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
 from django.conf import settings
+
+from surveys.key_variables import key_variable_problem
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -29,21 +32,10 @@ class NotAllowed(ValueError):
     """A key variable or a key host the deployment does not allow; the message names the setting."""
 
 
-def key_variable_allowed(name: str) -> bool:
-    if not name or hasattr(settings, name):
-        return False
-    patterns = getattr(settings, "LLM_KEY_VARIABLES", ["*_API_KEY"])
-    return any(fnmatchcase(name, pattern) for pattern in patterns)
-
-
 def check_key_variable(name: str, *, who: str = "") -> None:
-    if not key_variable_allowed(name):
-        allowed = ", ".join(getattr(settings, "LLM_KEY_VARIABLES", []))
-        raise NotAllowed(
-            f"api_key_env {name!r}{' of ' + who if who else ''} is not an allowed LLM key variable: "
-            f"the deployment's setting LLM_KEY_VARIABLES allows {allowed or 'none'}, and never a variable that "
-            f"is one of the project's own settings."
-        )
+    problem = key_variable_problem(name)
+    if problem:
+        raise NotAllowed(f"api_key_env {problem}" + (f" ({who})" if who else ""))
 
 
 def provider_hosts() -> set[str]:

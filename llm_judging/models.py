@@ -9,6 +9,7 @@ sees them. See docs/architecture.md.
 from django.db import models
 
 from llm_collect.models import CallRun, LLMCall
+from surveys.key_variables import AllowedKeyVariable
 from surveys.models import Answer, Cell, Study, System
 
 
@@ -22,7 +23,10 @@ class JudgeModel(models.Model):
     )
     base_url = models.URLField(blank=True)
     api_key_env = models.CharField(
-        max_length=64, blank=True, help_text="Name of the environment variable holding the key."
+        max_length=64,
+        blank=True,
+        validators=[AllowedKeyVariable()],
+        help_text="Name of the environment variable holding the key (one the setting LLM_KEY_VARIABLES allows).",
     )
     parameters = models.JSONField(default=dict, blank=True, help_text="Provider parameters, e.g. temperature.")
 

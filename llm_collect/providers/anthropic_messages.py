@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 
+from surveys.llm_capabilities import adjust, anthropic_thinking
+
 from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters, target_capabilities
-from .capabilities import adjust, anthropic_thinking
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # required by the Messages API; enough for five features with reasons

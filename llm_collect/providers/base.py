@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from .capabilities import BUDGET_NAMES, Capabilities, capabilities_for
+from surveys.llm_capabilities import BUDGET_NAMES, Capabilities, capabilities_for
 
 if TYPE_CHECKING:
     from ..client import Target

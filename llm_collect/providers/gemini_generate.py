@@ -13,10 +13,10 @@ the categories rated as the cause, ``MAX_TOKENS`` is "length".
 
 from __future__ import annotations
 
+from surveys.llm_capabilities import adjust, gemini_thinking
 from surveys.services.answer_shape import gemini_answer_schema
 
 from .base import Prompt, ReplyContent, WireRequest, as_int, gemini_schema, sent_parameters, target_capabilities
-from .capabilities import adjust, gemini_thinking
 
 GEMINI_SCHEMA = gemini_answer_schema()
 # GenerateContentRequest's own fields, in both spellings the API reads (proto3 JSON takes either).

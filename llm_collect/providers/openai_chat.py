@@ -12,10 +12,10 @@ Read back: the message's ``content``; a ``refusal`` instead of it is the outcome
 
 from __future__ import annotations
 
+from surveys.llm_capabilities import Capabilities, adjust
 from surveys.services.answer_shape import answer_json_schema
 
 from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters, target_capabilities
-from .capabilities import Capabilities, adjust
 
 # The answer shape (the study file's), as JSON Schema.
 ANSWER_SCHEMA = answer_json_schema()

@@ -9,8 +9,9 @@ key.
 
 from __future__ import annotations
 
+from surveys.llm_capabilities import Capabilities
+
 from .base import Prompt
-from .capabilities import Capabilities
 from .openai_chat import OpenAIChat
 
 

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from llm_collect import client
 from llm_collect.providers import Prompt, wire_format
-from llm_collect.providers.capabilities import capabilities_for
+from surveys.llm_capabilities import capabilities_for
 
 from .conftest import make_llm_study
 

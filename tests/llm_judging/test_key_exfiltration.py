@@ -8,13 +8,22 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from llm_collect import client
-from llm_collect.keys import key_host_allowed, key_variable_allowed
+from llm_collect.keys import key_host_allowed
 from llm_judging.models import JudgeCall, JudgeModel
 from llm_judging.services.calling import judge_item
 from llm_judging.services.runs import start_judging_run
+from surveys.key_variables import key_variable_allowed
 from tests.fakes.llm_servers import FakeLLMServer
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def judged_study(db):
+    """A live study with cells (two human judges are enough here)."""
+    from tests.conftest import make_judged_study
+
+    return make_judged_study(slug="keys", participants=2)
 
 
 @pytest.fixture
@@ -110,3 +119,42 @@ def test_a_keyless_self_hosted_server_may_be_anywhere(attacker, settings):
     target = client.Target(provider="openai-compatible", model="llama3.3", base_url=attacker.url)
     client.complete(target, system_prompt="S", user_prompt="U")
     assert "authorization" not in attacker.requests[0][1]  # nothing to steal: no key is sent
+
+
+def test_a_study_file_naming_a_secret_as_a_key_is_refused_with_the_setting_named(tmp_path):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    from surveys.models import Study
+
+    data = {
+        "slug": "leaky",
+        "name": "Leaky",
+        "reference_system": "m",
+        "questions": [{"key": "q", "text": "Which?"}],
+        "systems": [{"key": "m", "label": "M", "provider": "openai", "model": "gpt-4o", "api_key_env": "SECRET_KEY"}],
+        "vignettes": [{"key": "v", "character": "Sam", "text": "Story."}],
+    }
+    path = tmp_path / "leaky.study.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=r"systems\[0\]\.api_key_env.*LLM_KEY_VARIABLES"):
+        call_command("import_study", str(path))
+    assert not Study.objects.filter(slug="leaky").exists()
+
+
+def test_the_system_form_refuses_a_secret_and_shows_what_is_not_sent(admin_client, judged_study):
+    from surveys.models import System
+
+    system = System(study=judged_study, key="x", label="X", provider="openai", model="gpt-5-mini",
+                    api_key_env="SECRET_KEY", parameters={"temperature": 0.5})  # fmt: skip
+    with pytest.raises(ValidationError, match="LLM_KEY_VARIABLES"):
+        system.full_clean()  # what the study page's system rows run
+    system.api_key_env = "OPENAI_API_KEY"
+    system.full_clean()
+    system.save()
+    judged_study.status = "draft"
+    judged_study.save(update_fields=["status"])
+    page = admin_client.get(reverse("admin:surveys_study_change", args=[judged_study.pk])).content.decode()
+    assert "Changed before sending" in page
+    assert "temperature not sent: gpt-5-mini (OpenAI reasoning model) does not accept it." in page

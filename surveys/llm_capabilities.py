@@ -1,4 +1,7 @@
-"""What each model family accepts, as data: one line per family, overridable per System.
+"""What each model family accepts, as data: one line per family, overridable per System (no Django here).
+
+It lives beside the System it describes: the System admin shows its notes, and llm_collect's wire formats
+(llm_collect/providers/) build every request through it.
 
 A request is built from the System's parameters as the researcher wrote them; this table says what the model
 behind it takes, and ``adjust`` changes the parameters to fit: a setting the model refuses is dropped, a
@@ -152,3 +155,17 @@ def gemini_thinking(config: dict, caps: Capabilities, model: str) -> list[str]:
         return []
     thinking[key] = fitted
     return [f"thinkingBudget {wanted} sent as {fitted}: {model} ({caps.family}) takes {low} to {high}."]
+
+
+def parameter_notes(provider: str, model: str, parameters: dict) -> list[str]:
+    """What a System's parameters lose or change before they are sent to its model, and why (the notes the
+    wire formats record on every call, here without building a request; judging may add one of its own)."""
+    params = {k: v for k, v in (parameters or {}).items() if k != "capabilities"}
+    caps = capabilities_for(provider, model, (parameters or {}).get("capabilities"))
+    if provider == "gemini":
+        config = {**(params.pop("generationConfig", None) or {}), **params}
+        return adjust(config, caps, model) + gemini_thinking(config, caps, model)
+    notes = adjust(params, caps, model)
+    if provider == "anthropic":
+        notes += anthropic_thinking(params, caps, model, default_max_tokens=4096)
+    return notes
