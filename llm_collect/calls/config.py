@@ -130,7 +130,7 @@ def retry_delay(*, retries: int, retry_after: float | None, backoff: bool) -> fl
 
 def sending_notes(configured) -> list[str]:
     """What would be changed from a System's (or JudgeModel's) parameters to fit its model, and why; the same
-    notes each call records (providers/capabilities.py). An unknown provider says so."""
+    notes each call records (surveys/llm_capabilities.py). An unknown provider says so."""
     try:
         fmt = client.wire(configured.provider)
     except client.Permanent as exc:

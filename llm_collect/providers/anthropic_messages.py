@@ -9,7 +9,7 @@ Anthropic way to a reply that follows a JSON schema, and the tool's input is rea
   the API refuses a forced tool, so the tool is offered with ``tool_choice`` ``auto`` and the prompt asks for it:
   the model keeps its thinking, and a reply that answers in text instead is read by the same strict reader
   (every question needs its pick, or the reply is asked again). Thinking's own rules (a budget of at least
-  1,024 tokens under ``max_tokens``, no temperature or top_k) are applied by providers/capabilities.py.
+  1,024 tokens under ``max_tokens``, no temperature or top_k) are applied by surveys/llm_capabilities.py.
 
 Read back: text blocks (thinking blocks are the model's scratchpad, never the answer) or the tool's input;
 ``stop_reason`` ``refusal`` is the outcome "refused", ``max_tokens`` is "length".

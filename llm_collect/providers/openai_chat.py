@@ -1,7 +1,7 @@
 """OpenAI Chat Completions (https://platform.openai.com/docs/api-reference/chat/create).
 
 GPT-4o and the like get a system message and Structured Outputs (``response_format`` of type ``json_schema``).
-What a model family takes is data (providers/capabilities.py): reasoning models (gpt-5*, o1, o3, o4 …) take no
+What a model family takes is data (surveys/llm_capabilities.py): reasoning models (gpt-5*, o1, o3, o4 …) take no
 temperature or top_p, limit their output with ``max_completion_tokens`` and read the system prompt as a
 ``developer`` message; o1-mini and o1-preview accept neither that nor ``response_format``, so the system prompt
 is folded into the user message and the JSON shape is asked for in words only.

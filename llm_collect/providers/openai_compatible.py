@@ -2,7 +2,7 @@
 
 The Chat Completions wire format at ``base_url + /chat/completions``, asked for ``{"type": "json_object"}``
 (set ``"response_format": null`` in the System's parameters for a server that rejects it). OpenAI's model
-families (providers/capabilities.py) do not apply: such a server takes what its System's own ``capabilities``
+families (surveys/llm_capabilities.py) do not apply: such a server takes what its System's own ``capabilities``
 say. A System with its own ``base_url`` and no ``api_key_env`` is a self-hosted server and is called without a
 key.
 """
