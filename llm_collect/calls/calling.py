@@ -143,9 +143,9 @@ def call_holding(row: LLMCall, token: str, target: client.Target, request, *, re
 
 
 def target_with_budget(row: LLMCall, target: client.Target) -> client.Target:
-    """After a length cut, the System's larger budget for the one retry it allows."""
+    """After a length cut, the System's larger budget for the one retry it allows (and any try after it)."""
     larger = target.parameters.get("length_retry_max_tokens")
-    if larger and row.history and row.history[-1].get("outcome") == LENGTH_CUT:
+    if larger and any(entry.get("outcome") == LENGTH_CUT for entry in row.history):
         return replace(target, max_output_tokens=int(larger))
     return target
 
