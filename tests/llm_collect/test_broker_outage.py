@@ -3,6 +3,7 @@ admin), and rows whose messages it refused after a run started are sent again by
 minute of its return rather than after sweep_minutes."""
 
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 import time_machine
@@ -17,7 +18,7 @@ from llm_collect.models import CollectionRun, Generation
 from llm_judging.models import JudgeCall, JudgingRun
 from tests.llm_judging.conftest import make_judge
 
-from .conftest import OwnRedis, broker_at, make_llm_study, queued
+from .conftest import OwnRedis, broker_at, free_port, make_llm_study, queued
 
 REFUSED = "The task queue (the Celery broker, Redis) cannot be reached"
 
@@ -103,3 +104,43 @@ def redis_client(server):
     import redis
 
     return redis.Redis.from_url(server.url)
+
+
+class StubTask:
+    """What run_step needs of a Celery task on a worker: its request and retry (which Celery raises)."""
+
+    def __init__(self) -> None:
+        self.request = SimpleNamespace(is_eager=False, retries=0)
+        self.retried: list[tuple[type, float]] = []
+
+    def retry(self, *, exc, countdown):
+        self.retried.append((type(exc), countdown))
+        return RuntimeError("retried")
+
+
+@pytest.mark.django_db
+def test_a_judge_call_whose_rate_limiter_is_unreachable_is_retried_shortly_like_a_collection(fake, settings):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from llm_collect import calls, limits
+    from llm_judging.services.calling import judge_item
+    from llm_judging.services.runs import start_judging_run
+    from tests.conftest import make_judged_study
+
+    study = make_judged_study(slug="outage-judging", participants=2)
+    start_judging_run(study=study, judges=[make_judge(fake.url)], orders="one")
+    gen_study = make_llm_study(url=fake.url, vignettes=1)
+    gen = Generation.objects.get(run=services.start_collection(study=gen_study, samples=1))
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # the limiter's Redis is down
+    limits.redis_client.cache_clear()
+    steps = {
+        "judging": lambda retries: judge_item(call_id=JudgeCall.objects.first().pk, retries=retries),
+        "collection": lambda retries: services.collect(generation_id=gen.pk, retries=retries),
+    }
+    for step in steps.values():
+        task = StubTask()
+        with pytest.raises(RuntimeError, match="retried"):
+            calls.run_step(task, step)
+        assert task.retried == [(RedisConnectionError, queueing.OUTAGE_RETRY_SECONDS)]
+    assert fake.requests == []
+    limits.redis_client.cache_clear()
