@@ -5,9 +5,10 @@ bootstrap, Holm, style control and diagnostics); refits.py stores runs and queue
 progress.py reports a study's progress and plans power. Writes only AnalysisRun rows.
 """
 
-from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe, stars
+from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations
 from .progress import plan_power, study_progress
 from .reading import QuestionData, StudyData, answer_word_counts, read_study_data
+from .records import json_safe, stars
 from .refits import (
     RefitOutcome,
     RefitRequest,

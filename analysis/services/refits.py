@@ -19,8 +19,10 @@ from surveys.models import Study
 
 from ..models import AnalysisRun
 from ..results import RunResults, SystemAtFit, run_fields
-from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe, resample_judges
+from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations
+from .participant_draws import resample_participants
 from .reading import read_study_data
+from .records import json_safe
 
 log = logging.getLogger("analysis.services")
 
@@ -61,8 +63,8 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     try:
         data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
-        # The judges' bootstrap weights are drawn once, for every question (a joint bootstrap).
-        judge_replicates = resample_judges(
+        # The participants' bootstrap weights are drawn once, for every question (a joint bootstrap).
+        participant_replicates = resample_participants(
             data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
         )
         questions = []
@@ -77,7 +79,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
                     parameters=parameters,
                     position=position,
                     vignette_keys=data.vignette_keys,
-                    judge_replicates=judge_replicates[position],
+                    participant_replicates=participant_replicates[position],
                 )
             )
             del question
