@@ -18,10 +18,10 @@ from django.utils import timezone
 from surveys.models import Study
 
 from ..models import AnalysisRun
-from ..results import RunResults, SystemAtFit, run_fields
+from ..results import QuestionResult, RunResults, SystemAtFit, run_fields
 from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations
 from .participant_draws import resample_participants
-from .reading import read_study_data
+from .reading import StudyData, read_study_data
 from .records import json_safe
 
 log = logging.getLogger("analysis.services")
@@ -63,26 +63,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     try:
         data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
-        # The participants' bootstrap weights are drawn once, for every question (a joint bootstrap).
-        participant_replicates = resample_participants(
-            data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
-        )
-        questions = []
-        for position in range(len(data.questions)):
-            # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
-            question, data.questions[position] = data.questions[position], None
-            questions.append(
-                fit_question(
-                    question,
-                    systems=data.systems,
-                    reference=data.reference,
-                    parameters=parameters,
-                    position=position,
-                    vignette_keys=data.vignette_keys,
-                    participant_replicates=participant_replicates[position],
-                )
-            )
-            del question
+        questions = _fit_questions(data, parameters=parameters)
     except (ValidationError, ValueError, np.linalg.LinAlgError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         log.warning("refit of study %s failed: %s", study.slug, message)
@@ -90,6 +71,38 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     except Exception as exc:  # an unexpected bug: record it on the run, then let the worker see it
         _mark_failed(run, f"{type(exc).__name__}: {exc}")
         raise
+    _mark_done(run, data=data, parameters=parameters, questions=questions)
+    log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)
+    return run
+
+
+def _fit_questions(data: StudyData, *, parameters: dict) -> list[QuestionResult]:
+    """Every question's fit, in the study's order."""
+    # The participants' bootstrap weights are drawn once, for every question (a joint bootstrap).
+    participant_replicates = resample_participants(
+        data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
+    )
+    questions = []
+    for position in range(len(data.questions)):
+        # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
+        question, data.questions[position] = data.questions[position], None
+        questions.append(
+            fit_question(
+                question,
+                systems=data.systems,
+                reference=data.reference,
+                parameters=parameters,
+                position=position,
+                vignette_keys=data.vignette_keys,
+                participant_replicates=participant_replicates[position],
+            )
+        )
+        del question
+    return questions
+
+
+def _mark_done(run: AnalysisRun, *, data: StudyData, parameters: dict, questions: list[QuestionResult]) -> None:
+    """Store the fitted questions on the run, DONE, and read it back."""
     fitted = RunResults(
         systems=[SystemAtFit(**system) for system in data.systems],
         questions=questions,
@@ -105,8 +118,6 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
         **run_fields(fitted),
     )
     run.refresh_from_db()
-    log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)
-    return run
 
 
 def fail_interrupted_runs(*, study: Study) -> int:
