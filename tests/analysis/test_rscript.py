@@ -14,7 +14,7 @@ from analysis import bradley_terry as bt
 from analysis.models import AnalysisRun
 from analysis.rscript import BT2_COLUMNS, bradleyterry2_csv, bradleyterry2_script
 from analysis.services import read_study_data, refit_study
-from surveys.demo.simulate import simulate_judges
+from analysis.services.simulated_judges import simulate_judges
 from surveys.models import Judgment
 from surveys.services.study_files import import_study
 
