@@ -105,3 +105,25 @@ def test_a_model_module_importing_a_service_relatively_is_found(tmp_path, monkey
     (models / "study.py").write_text("def f():\n    from ..services.judging import x\n")
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert violations() == ["surveys/models/study.py imports surveys.services.judging.x: models import no services"]
+
+
+def imports_inside_functions(path: Path) -> list[str]:
+    """`function: module` for every import statement inside a function of `path`."""
+    found = []
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+                    found.append(f"{function.name}: {'.' * getattr(node, 'level', 0)}{module or ''}")
+    return found
+
+
+def test_analysis_imports_inside_a_function_only_to_send_its_own_task():
+    # The one exception: tasks.py calls the services, so the service that sends a refit reaches its task lazily.
+    found = {
+        path.relative_to(ROOT).as_posix(): imports_inside_functions(path)
+        for path in (ROOT / "analysis").rglob("*.py")
+        if "migrations" not in path.parts and imports_inside_functions(path)
+    }
+    assert found == {"analysis/services/refits.py": ["_send_refit: .."]}

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from moraljudge.celery import app
 from surveys.models import Study
 
 from ..models import AnalysisRun
@@ -162,10 +163,6 @@ def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
     reads only committed judgments, nothing this request writes. A broker that cannot be reached
     leaves nothing behind (no run row, no message) and is a message, never a 500.
     """
-    from moraljudge.celery import app  # the Celery app imports every app's tasks
-
-    from .. import tasks
-
     if app.conf.task_always_eager:  # no broker configured (the quickstart): refit in the request
         run = refit_study(study=study, trigger=AnalysisRun.Trigger.ON_DEMAND, requested_by=requested_by)
         return RefitRequest(
@@ -176,10 +173,7 @@ def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
         )
     user_id = requested_by.pk if requested_by is not None else None
     try:
-        with app.connection_for_write() as connection:  # a fresh connection: the broker may be back
-            tasks.refit_study.apply_async(
-                args=[study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id], connection=connection
-            )
+        _send_refit(study=study, user_id=user_id)
     except (kombu.exceptions.OperationalError, OSError) as exc:
         log.warning("refit of study %s not queued: broker unreachable (%s)", study.slug, exc)
         return RefitRequest(
@@ -190,3 +184,15 @@ def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
     return RefitRequest(
         RefitOutcome.QUEUED, f"A refit of '{study.name}' was queued; the page shows it once it has finished."
     )
+
+
+def _send_refit(*, study: Study, user_id: int | None) -> None:
+    """Send the refit task now, on a fresh broker connection (the broker may be back); raises when it cannot.
+
+    The one import inside a function in analysis, and the only one allowed: tasks.py calls these services,
+    so the services reach their own task lazily (docs/architecture.md).
+    """
+    from .. import tasks
+
+    with app.connection_for_write() as connection:
+        tasks.refit_study.apply_async(args=[study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id], connection=connection)
