@@ -32,7 +32,7 @@ from scipy import stats
 
 from analysis import bradley_terry as bt
 
-from .design import abilities_for, check_design, fixed_seed, judges_needed, smallest_repetitions
+from .design import abilities_for, check_design, fixed_seed, participants_needed, smallest_repetitions
 
 INTERVALS = ("wald", "answer-robust")
 CHUNK = 2000  # simulated data sets fitted as one Newton batch
@@ -142,7 +142,7 @@ def reported_power(
         questions=questions,
         alpha_per_question=alpha_per_question,
         comparisons=cells * repetitions,
-        participants=judges_needed(cells * repetitions, vignettes_per_participant),
+        participants=participants_needed(cells * repetitions, vignettes_per_participant),
         seed=seed,
     )
 
