@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields
 
-from analysis.exports import to_csv
+from analysis.csv_text import to_csv
 from analysis.results.shapes import Fit, ItemEstimate, QuestionResult, SystemAtFit
 from surveys.models import Study
 
