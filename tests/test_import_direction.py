@@ -22,15 +22,6 @@ MAY_IMPORT = {
     "llm_judging": {"surveys", "llm_collect", "analysis", PROJECT},
 }
 
-# Known violations being fixed on another branch, as (module file, imported module).
-# removed when p1-surveys merges
-KNOWN = {
-    ("surveys/models/study.py", "surveys.services.languages.LANGUAGE_CODE"),
-    ("surveys/models/study.py", "surveys.services.languages.TRANSLATABLE"),
-    ("surveys/models/study.py", "surveys.services.languages.translation_problems"),
-}
-
-
 def application_modules() -> list[Path]:
     return sorted(path for app in APPS for path in (ROOT / app).rglob("*.py") if "migrations" not in path.parts)
 
@@ -65,8 +56,6 @@ def violations() -> list[str]:
         app, name = path.relative_to(ROOT).parts[0], path.relative_to(ROOT).as_posix()
         for module in imported_modules(path):
             top = module.split(".")[0]
-            if (name, module) in KNOWN:
-                continue
             if top in (*APPS, PROJECT) and top != app and top not in MAY_IMPORT[app]:
                 found.append(f"{name} imports {module}: {app} may import only {sorted(MAY_IMPORT[app])}")
             if is_model_module(path) and "services" in module.split("."):
@@ -76,11 +65,6 @@ def violations() -> list[str]:
 
 def test_apps_import_only_the_apps_below_them_and_models_no_services():
     assert violations() == []
-
-
-def test_the_known_violations_are_still_there_else_drop_them_from_the_list():
-    for name, module in KNOWN:
-        assert module in imported_modules(ROOT / name), f"{name} no longer imports {module}: remove it from KNOWN"
 
 
 @pytest.mark.parametrize(
