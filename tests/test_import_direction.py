@@ -22,6 +22,7 @@ MAY_IMPORT = {
     "llm_judging": {"surveys", "llm_collect", "analysis", PROJECT},
 }
 
+
 def application_modules() -> list[Path]:
     return sorted(path for app in APPS for path in (ROOT / app).rglob("*.py") if "migrations" not in path.parts)
 

@@ -1,6 +1,6 @@
 """One idempotent collection step per Generation: claim, call, record.
 
-Idempotency (STYLE.md section 5): a Generation row is created once per system × vignette × sample and every
+Idempotency (docs/architecture.md): a Generation row is created once per system × vignette × sample and every
 state change is a conditional UPDATE (services/states.py). A worker *claims* a row before it calls the provider,
 keeps the claim's short lease alive while it works, and writes the result only while it still holds that claim.
 So a duplicate or redelivered message for a finished row does nothing (no call, no cost), one for a row another
