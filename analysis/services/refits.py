@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,9 +28,8 @@ log = logging.getLogger("analysis.services")
 
 
 def git_revision() -> str:
-    revision = os.environ.get("GIT_REVISION", "").strip()
-    if revision:
-        return revision[:64]
+    if settings.GIT_REVISION:
+        return settings.GIT_REVISION[:64]
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"],
