@@ -2,7 +2,7 @@
 
 `export_lines` hands out each file a piece at a time (CSV files a line at a time, read from the database
 in chunks: a server-side cursor on PostgreSQL), so views and the API stream it whatever the study's
-size; `export_text` is the same file as one text. Participants are identified by a salted hash of their
+size. Participants are identified by a salted hash of their
 Prolific id, never the id itself.
 """
 
@@ -21,17 +21,11 @@ from django.http.response import HttpResponseBase
 from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Participant, Study
 
-from .csv_text import csv_lines, to_csv
+from .csv_text import csv_lines
 from .models import AnalysisRun
 from .results import run_fields
 from .results.tables import system_rows
-from .rscript import (  # noqa: F401
-    BT2_COLUMNS,
-    CHUNK_ROWS,
-    bradleyterry2_csv,
-    bradleyterry2_rows,
-    bradleyterry2_script,
-)
+from .rscript import BT2_COLUMNS, CHUNK_ROWS, bradleyterry2_rows, bradleyterry2_script
 
 JUDGMENT_COLUMNS = [
     "participant",
@@ -118,10 +112,6 @@ def judgment_rows(*, study: Study):
         }
 
 
-def judgments_csv(*, study: Study) -> str:
-    return to_csv(JUDGMENT_COLUMNS, judgment_rows(study=study))
-
-
 # ---------------------------------------------------------------- results
 
 
@@ -150,10 +140,6 @@ def result_rows(*, run: AnalysisRun):
                 "wins": row.wins,
                 "losses": row.losses,
             }
-
-
-def results_csv(*, run: AnalysisRun) -> str:
-    return to_csv(RESULT_COLUMNS, result_rows(run=run))
 
 
 def results_document(*, run: AnalysisRun) -> dict:
@@ -203,10 +189,6 @@ def demographic_rows(*, study: Study):
     for variable in sorted(variables):
         for value, n in sorted(variables[variable].items(), key=lambda pair: (-pair[1], pair[0])):
             yield {"variable": variable, "value": value, "n": n, "percent": round(100 * n / total, 1)}
-
-
-def demographics_csv(*, study: Study) -> str:
-    return to_csv(DEMOGRAPHIC_COLUMNS, demographic_rows(study=study))
 
 
 EXPORTS = {
@@ -263,8 +245,3 @@ def export_response(*, study: Study, name: str, run: AnalysisRun | None) -> Http
         response = HttpResponse("".join(pieces), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
     return response
-
-
-def export_text(*, study: Study, name: str, run: AnalysisRun | None) -> str:
-    """One export by file name as one text (what `export_lines` streams)."""
-    return "".join(export_lines(study=study, name=name, run=run))

@@ -16,7 +16,6 @@ import json
 from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Study
 
-from .csv_text import to_csv
 from .models import AnalysisRun
 from .services.fitting import DEFAULT_PARAMETERS
 
@@ -63,10 +62,6 @@ def bradleyterry2_rows(*, study: Study):
                 "participant": numbers.setdefault(participant, len(numbers) + 1),
                 "vignette": vignette,
             }
-
-
-def bradleyterry2_csv(*, study: Study) -> str:
-    return to_csv(BT2_COLUMNS, bradleyterry2_rows(study=study))
 
 
 def bradleyterry2_script(*, study: Study, run: AnalysisRun | None = None) -> str:

@@ -16,6 +16,7 @@ from .models import AnalysisRun
 from .power import judge_assisted_power
 from .services import plan_power, request_refit, study_progress
 from .services.dashboard import dashboard_results, label_of, question_labels, refit_said
+from .services.measured_judges import measured_on_study
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -119,9 +120,6 @@ def export(request, slug, name):
 @staff_member_required
 @require_GET
 def power_page(request, slug):
-    # The judges measured on this study come from llm_judging (which itself builds on analysis).
-    from llm_judging.services.planning import measured_on_study
-
     study = get_object_or_404(Study, slug=slug)
     measured = measured_on_study(study=study)
     initial = PowerForm.initial_for(study, human_agreement=measured.human_agreement)

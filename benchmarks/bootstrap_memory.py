@@ -35,7 +35,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis import bradley_terry as bt
-from analysis.bradley_terry.resampling import _count_draws, _percentiles, _refit, prepare_tables
+from analysis.bradley_terry.resampling import percentile_intervals, prepare_tables, refit_weighted
+from analysis.bradley_terry.resampling.participants import count_draws
 
 SEED = 20250613
 PER_JUDGE = 5
@@ -56,8 +57,8 @@ def old_bootstrap(winners, losers, n_items, clusters, rng, n_boot):
     """The pre-issue-13 bootstrap: every replicate's draws at once."""
     basis, (tables,) = prepare_tables(winners, losers, n_items, reference=0, clusterings=[clusters])
     draws = rng.integers(0, tables.n_clusters, size=(n_boot, tables.n_clusters))
-    multiplicity = _count_draws(draws, tables.n_clusters)
-    return _percentiles(_refit(tables, multiplicity, basis)[:, :n_items], 0.95)
+    multiplicity = count_draws(draws, tables.n_clusters)
+    return percentile_intervals(refit_weighted(tables, multiplicity, basis)[:, :n_items], 0.95)
 
 
 def new_bootstrap(winners, losers, n_items, clusters, rng, n_boot, weights="multinomial"):

@@ -9,7 +9,7 @@ value reported only in words, or a system not named = 0), then
 
 1. runs the full design once through the real survey services (the study file imported into a
    temporary SQLite database, a placeholder answer per system and vignette, go live, simulated judges
-   via surveys.demo.simulate until the cells are full) and refits it with analysis.services.refit_study,
+   via analysis.services.simulated_judges until the cells are full) and refits it with analysis.services.refit_study,
    printing the stored estimates beside the planted ones;
 2. repeats the analysis alone N times on freshly simulated judgments of the same design
    (analysis.bradley_terry.simulate_judgments: every pair on every vignette `repetitions` times,
@@ -79,7 +79,7 @@ def through_the_survey(study_file: dict, planted: dict, args) -> dict:
     """Import, answer, go live, judge until full, refit: the stored run's per-question results."""
     from analysis.models import AnalysisRun
     from analysis.services import refit_study
-    from surveys.demo.simulate import simulate_judges
+    from analysis.services.simulated_judges import simulate_judges
     from surveys.models import Study
     from surveys.services.answer_records import create_answer
     from surveys.services.answer_shape import FeatureIn

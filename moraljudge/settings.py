@@ -312,6 +312,9 @@ SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
     }
 )
 
+# The code revision each analysis run records; unset, `git rev-parse HEAD` in the checkout is asked.
+GIT_REVISION = env_str("GIT_REVISION")
+
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO", choices={"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
 LOGGING = {
     "version": 1,

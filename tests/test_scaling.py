@@ -65,11 +65,11 @@ SIMULATE = SETUP + (
     "call_command('simulate_judges', 'demo', '--until-completed', '16', stdout=open('/dev/null', 'w'))"
 )
 READ = SETUP + (
-    "import json; from analysis.exports import judgments_csv; from analysis.services import refit_study;"
+    "import json; from analysis.exports import export_lines; from analysis.services import refit_study;"
     "from surveys.models import Judgment, Study; from analysis.models import AnalysisRun;"
     "study = Study.objects.get(slug='demo');"
     "run = refit_study(study=study, trigger='on_demand', parameters={'bootstrap': 20, 'split_halves': 5});"
-    "print(json.dumps([Judgment.objects.count(), run.n_judgments, len(judgments_csv(study=study).splitlines()) - 1,"
+    "print(json.dumps([Judgment.objects.count(), run.n_judgments, len(''.join(export_lines(study=study, name='judgments.csv', run=None)).splitlines()) - 1,"
     " AnalysisRun.objects.filter(pk=run.pk).exists(), run.error]))"
 )
 

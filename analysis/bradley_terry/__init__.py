@@ -20,7 +20,7 @@ path's do; tests hold the two paths to 1e-9 of each other.
 
 Modules: results (what a fit returns), grouping (binomial rows), general (batched Newton on
 rows), dense (the shortcut), problems (input checks, separation and connectivity), fitting
-(fit itself), resampling (clustered bootstrap), diagnostics (Holm, reliability, simulation).
+(fit itself), resampling/ (the clustered bootstraps, a module per design), diagnostics (Holm, reliability, simulation).
 """
 
 from .dense import WIDE

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fitting import fit
-from .resampling import MEMORY_BUDGET, RefitBasis, _refit, chunk_size, cluster_tables
+from .resampling import MEMORY_BUDGET, RefitBasis, chunk_size, cluster_tables, refit_weighted
 from .results import BTResult
 
 
@@ -117,7 +117,7 @@ def split_half(
         size = min(chunk, n_splits - start)
         halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (size, 1)), axis=1)
         multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
-        estimates = _refit(tables, multiplicity, basis)[:, :n_items]
+        estimates = refit_weighted(tables, multiplicity, basis)[:, :n_items]
         correlations += [_correlation(x, y) for x, y in zip(estimates[:size], estimates[size:], strict=True)]
     used = np.array([r for r in correlations if np.isfinite(r)])
     r = float(used.mean()) if used.size else float("nan")

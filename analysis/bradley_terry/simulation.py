@@ -5,7 +5,7 @@ system's ability: the answer of system k on vignette v has effect u[v, k] ~ N(0,
 so P(first beats second on v) = expit(l_first - l_second + u[v, first] - u[v, second] + delta).
 An inattentive judge (a share `inattentive` of them) picks at random, whatever the answers:
 P = 1/2. `first_wins_probability` is that rule, shared with the survey's simulated judges
-(surveys/demo/simulate.py), so both simulate the same model.
+(analysis/services/simulated_judges.py), so both simulate the same model.
 """
 
 from __future__ import annotations

@@ -91,26 +91,77 @@ def two_way_bootstrap(
     judges, vignettes = _compact(judges), _compact(vignettes)
     if not (len(judges) == len(vignettes) == len(winners)):
         raise ValueError("judges and vignettes need one label per comparison.")
-    cells = _compact(judges * (int(vignettes.max()) + 1) + vignettes)
-    clusters = {"judge": _count(judges), "vignette": _count(vignettes), "cell": _count(cells)}
-    common = dict(reference=reference, counts=counts, first=first)
+    labels = _Labels(judges, vignettes, _compact(judges * (int(vignettes.max()) + 1) + vignettes))
+    common = dict(reference=reference, counts=counts, first=first, n_boot=n_boot, level=level, weights=weights)
     if scheme == "pigeonhole":
-        basis, (table,) = prepare_tables(winners, losers, n_items, clusterings=[cells], **common)
-        keep = basis.estimable[np.asarray(winners)] & basis.estimable[np.asarray(losers)]
-        chunks = _product_weights(
-            rng,
-            judges=judges[keep],
-            vignettes=vignettes[keep],
-            cells=cells[keep],
-            n_boot=n_boot,
-            weights=weights,
-            chunk=chunk_size(table, n_boot, memory_budget),
-        )
-        estimates = refit_replicates(table, chunks, basis)[:, :n_items]
-        return _percentile_result(
-            basis.full.estimates, estimates, clusters=clusters, weights=weights, n_boot=n_boot, level=level
-        )
-    clusterings = [judges, vignettes, cells] if judge_estimates is None else [vignettes, cells]
+        return _pigeonhole(winners, losers, n_items, labels, rng=rng, memory_budget=memory_budget, **common)
+    return _inclusion_exclusion(
+        winners,
+        losers,
+        n_items,
+        labels,
+        rng=rng,
+        memory_budget=memory_budget,
+        judge_estimates=judge_estimates,
+        **common,
+    )
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """Each comparison's judge, vignette and judge x vignette cell, coded 0..n-1."""
+
+    judges: np.ndarray
+    vignettes: np.ndarray
+    cells: np.ndarray
+
+    def counts(self) -> dict[str, int]:
+        return {"judge": _count(self.judges), "vignette": _count(self.vignettes), "cell": _count(self.cells)}
+
+
+def _pigeonhole(
+    winners, losers, n_items, labels: _Labels, *, rng, reference, counts, first, n_boot, level, weights, memory_budget
+) -> TwoWayBootstrapResult:
+    """Owen's scheme: each cell weighed by w_judge x w_vignette; percentile intervals."""
+    common = dict(reference=reference, counts=counts, first=first)
+    basis, (table,) = prepare_tables(winners, losers, n_items, clusterings=[labels.cells], **common)
+    keep = basis.estimable[np.asarray(winners)] & basis.estimable[np.asarray(losers)]
+    chunks = _product_weights(
+        rng,
+        judges=labels.judges[keep],
+        vignettes=labels.vignettes[keep],
+        cells=labels.cells[keep],
+        n_boot=n_boot,
+        weights=weights,
+        chunk=chunk_size(table, n_boot, memory_budget),
+    )
+    estimates = refit_replicates(table, chunks, basis)[:, :n_items]
+    return _percentile_result(
+        basis.full.estimates, estimates, clusters=labels.counts(), weights=weights, n_boot=n_boot, level=level
+    )
+
+
+def _inclusion_exclusion(
+    winners,
+    losers,
+    n_items,
+    labels: _Labels,
+    *,
+    rng,
+    reference,
+    counts,
+    first,
+    n_boot,
+    level,
+    weights,
+    memory_budget,
+    judge_estimates,
+) -> TwoWayBootstrapResult:
+    """V = V_J + V_V - V_JV from three one-way bootstraps; estimate +/- t(G - 1) x SE."""
+    clusterings = [labels.vignettes, labels.cells]
+    if judge_estimates is None:
+        clusterings.insert(0, labels.judges)
+    common = dict(reference=reference, counts=counts, first=first)
     basis, tables = prepare_tables(winners, losers, n_items, clusterings=clusterings, **common)
     resampled = (
         resample(table, basis, rng=rng, n_boot=n_boot, weights=weights, memory_budget=memory_budget)
@@ -118,18 +169,9 @@ def two_way_bootstrap(
     )
     if judge_estimates is not None:
         resampled = itertools.chain([np.asarray(judge_estimates)], resampled)
-    covariances, failed = [], {}
-    for name, replicates in zip(("judge", "vignette", "cell"), resampled, strict=True):
-        estimates = replicates[:, :n_items]
-        ok = np.isfinite(estimates[:, basis.estimable]).all(axis=1)
-        failed[name] = int((~ok).sum())
-        covariances.append(np.cov(np.nan_to_num(estimates[ok]), rowvar=False) if ok.sum() > 1 else np.nan)
-    covariance = np.full((n_items, n_items), np.nan)
-    if all(isinstance(c, np.ndarray) for c in covariances):
-        covariance = _positive_part(covariances[0] + covariances[1] - covariances[2])
-    covariance[~basis.estimable, :] = np.nan
-    covariance[:, ~basis.estimable] = np.nan
+    covariance, failed = _combined_covariance(resampled, basis.estimable, n_items)
     se = np.sqrt(np.diag(covariance))
+    clusters = labels.counts()
     df = min(clusters["judge"], clusters["vignette"]) - 1
     critical = stats.t.ppf(0.5 + level / 2, df)
     return TwoWayBootstrapResult(
@@ -138,7 +180,7 @@ def two_way_bootstrap(
         ci_low=basis.full.estimates - critical * se,
         ci_high=basis.full.estimates + critical * se,
         covariance=covariance,
-        scheme=scheme,
+        scheme="inclusion-exclusion",
         weights=weights,
         n_boot=n_boot,
         n_failed=failed,
@@ -146,6 +188,25 @@ def two_way_bootstrap(
         df=df,
         level=level,
     )
+
+
+def _combined_covariance(
+    resampled: Iterator[np.ndarray], estimable: np.ndarray, n_items: int
+) -> tuple[np.ndarray, dict[str, int]]:
+    """V_J + V_V - V_JV (positive part) from the judge, vignette and cell replicates, and the failed
+    replicates of each; nan rows and columns for items without a finite estimate."""
+    covariances, failed = [], {}
+    for name, replicates in zip(("judge", "vignette", "cell"), resampled, strict=True):
+        estimates = replicates[:, :n_items]
+        ok = np.isfinite(estimates[:, estimable]).all(axis=1)
+        failed[name] = int((~ok).sum())
+        covariances.append(np.cov(np.nan_to_num(estimates[ok]), rowvar=False) if ok.sum() > 1 else np.nan)
+    covariance = np.full((n_items, n_items), np.nan)
+    if all(isinstance(c, np.ndarray) for c in covariances):
+        covariance = _positive_part(covariances[0] + covariances[1] - covariances[2])
+    covariance[~estimable, :] = np.nan
+    covariance[:, ~estimable] = np.nan
+    return covariance, failed
 
 
 def _product_weights(

@@ -31,7 +31,7 @@ from scipy import stats
 
 from analysis import bradley_terry as bt
 
-from .design import abilities_for, check_design, fixed_seed, judges_needed, smallest_repetitions
+from .design import abilities_for, check_design, fixed_seed, participants_needed, smallest_repetitions
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def power_analysis(
         questions=questions,
         alpha_per_test=alpha_per_test,
         comparisons=cells * repetitions,
-        participants=judges_needed(cells * repetitions, vignettes_per_participant),
+        participants=participants_needed(cells * repetitions, vignettes_per_participant),
         seed=seed,
     )
 

@@ -25,7 +25,7 @@ def check_design(systems, vignettes, repetitions, simulations, questions) -> Non
         raise ValueError("vignettes, repetitions, simulations and questions must be at least 1.")
 
 
-def judges_needed(judgments: int, vignettes_per_participant: int) -> int:
+def participants_needed(judgments: int, vignettes_per_participant: int) -> int:
     return math.ceil(judgments / vignettes_per_participant)
 
 

@@ -32,7 +32,7 @@ from scipy import stats
 
 from analysis import bradley_terry as bt
 
-from .design import abilities_for, check_design, fixed_seed, judges_needed, smallest_repetitions
+from .design import abilities_for, check_design, fixed_seed, participants_needed, smallest_repetitions
 
 INTERVALS = ("wald", "answer-robust")
 CHUNK = 2000  # simulated data sets fitted as one Newton batch
@@ -110,37 +110,26 @@ def reported_power(
     `judgment_scale` simulates that many times the design's judgments (rounded per pair, or per cell
     with answer variation): the human-alone equivalent of a design helped by an LLM judge (judge.py).
     The result still describes the design's own judgments and judges."""
-    if judgment_scale <= 0:
-        raise ValueError("the judgment scale must be positive.")
-    if interval not in INTERVALS:
-        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {interval!r}.")
-    if answer_sd < 0:
-        raise ValueError("the answer-level SD cannot be negative.")
+    _check_inputs(interval=interval, answer_sd=answer_sd, judgment_scale=judgment_scale)
     truth = abilities_for(systems, gap, spacing) if abilities is None else np.asarray(abilities, float)
     truth = truth - truth[0]
     check_design(len(truth), vignettes, repetitions, simulations, questions)
     if interval == "answer-robust" and vignettes < 2:
         raise ValueError("answer-robust tests need at least two vignettes.")
     alpha_per_question = alpha / questions
-    rng = np.random.default_rng(seed)
-    rejected, failed = [], 0
-    for start in range(0, simulations, CHUNK):
-        size = min(CHUNK, simulations - start)
-        chunk_rejected, chunk_failed = _rejections(
-            truth,
-            vignettes=vignettes,
-            repetitions=repetitions,
-            answer_sd=answer_sd,
-            interval=interval,
-            alpha=alpha_per_question,
-            size=size,
-            rng=rng,
-            judgment_scale=judgment_scale,
-        )
-        rejected.append(chunk_rejected)
-        failed += chunk_failed
+    rejected, failed = _simulated_rejections(
+        truth,
+        simulations=simulations,
+        rng=np.random.default_rng(seed),
+        vignettes=vignettes,
+        repetitions=repetitions,
+        answer_sd=answer_sd,
+        interval=interval,
+        alpha=alpha_per_question,
+        judgment_scale=judgment_scale,
+    )
     cells = len(truth) * (len(truth) - 1) // 2 * vignettes
-    summary = _summary(np.concatenate(rejected), truth)
+    summary = _summary(rejected, truth)
     return ReportedPowerResult(
         **summary,
         failed=failed,
@@ -153,9 +142,30 @@ def reported_power(
         questions=questions,
         alpha_per_question=alpha_per_question,
         comparisons=cells * repetitions,
-        participants=judges_needed(cells * repetitions, vignettes_per_participant),
+        participants=participants_needed(cells * repetitions, vignettes_per_participant),
         seed=seed,
     )
+
+
+def _check_inputs(*, interval: str, answer_sd: float, judgment_scale: float) -> None:
+    if judgment_scale <= 0:
+        raise ValueError("the judgment scale must be positive.")
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {interval!r}.")
+    if answer_sd < 0:
+        raise ValueError("the answer-level SD cannot be negative.")
+
+
+def _simulated_rejections(
+    truth: np.ndarray, *, simulations: int, rng: np.random.Generator, **design
+) -> tuple[np.ndarray, int]:
+    """(simulations, systems - 1) rejections and the failed data sets, CHUNK data sets at a time."""
+    rejected, failed = [], 0
+    for start in range(0, simulations, CHUNK):
+        chunk_rejected, chunk_failed = _rejections(truth, size=min(CHUNK, simulations - start), rng=rng, **design)
+        rejected.append(chunk_rejected)
+        failed += chunk_failed
+    return np.concatenate(rejected), failed
 
 
 def _rejections(

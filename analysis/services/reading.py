@@ -100,7 +100,7 @@ def read_study_data(*, study: Study) -> StudyData:
         pieces["style"].append(answers.words(winner) - answers.words(loser))
     columns = {name: _joined(pieces.pop(name), name) for name in list(pieces)}  # each column's pieces freed as joined
     # Participants as codes 0..J-1 in the order of their ids (the order np.unique gives the fits).
-    judge_ids, judges = distinct_codes(columns.pop("who"))
+    participant_ids, participant_codes = distinct_codes(columns.pop("who"))
     first_items = np.where(columns["first"], columns["winner"], columns["loser"])
     per_question = []
     for position, (_, key, text) in enumerate(questions):
@@ -112,7 +112,7 @@ def read_study_data(*, study: Study) -> StudyData:
                 winners=columns["winner"][rows],
                 losers=columns["loser"][rows],
                 first=first_items[rows],
-                clusters=judge_ids[judges[rows]],
+                clusters=participant_ids[participant_codes[rows]],
                 vignettes=columns["vignette"][rows],
                 style=columns["style"][rows],
             )
@@ -122,8 +122,8 @@ def read_study_data(*, study: Study) -> StudyData:
         reference=index[study.reference_system_id],
         questions=per_question,
         vignette_keys=dict(study.vignettes.values_list("id", "key")),
-        judgment_count=len(judges),
-        participant_count=len(judge_ids),
+        judgment_count=len(participant_codes),
+        participant_count=len(participant_ids),
         data_hash=digest.hexdigest(),
     )
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,20 +14,22 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from moraljudge.celery import app
 from surveys.models import Study
 
 from ..models import AnalysisRun
-from ..results import RunResults, SystemAtFit, run_fields
-from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations, json_safe, resample_judges
-from .reading import read_study_data
+from ..results import QuestionResult, RunResults, SystemAtFit, run_fields
+from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations
+from .participant_draws import resample_participants
+from .reading import StudyData, read_study_data
+from .records import json_safe
 
 log = logging.getLogger("analysis.services")
 
 
 def git_revision() -> str:
-    revision = os.environ.get("GIT_REVISION", "").strip()
-    if revision:
-        return revision[:64]
+    if settings.GIT_REVISION:
+        return settings.GIT_REVISION[:64]
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -61,26 +62,7 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     try:
         data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
-        # The judges' bootstrap weights are drawn once, for every question (a joint bootstrap).
-        judge_replicates = resample_judges(
-            data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
-        )
-        questions = []
-        for position in range(len(data.questions)):
-            # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
-            question, data.questions[position] = data.questions[position], None
-            questions.append(
-                fit_question(
-                    question,
-                    systems=data.systems,
-                    reference=data.reference,
-                    parameters=parameters,
-                    position=position,
-                    vignette_keys=data.vignette_keys,
-                    judge_replicates=judge_replicates[position],
-                )
-            )
-            del question
+        questions = _fit_questions(data, parameters=parameters)
     except (ValidationError, ValueError, np.linalg.LinAlgError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         log.warning("refit of study %s failed: %s", study.slug, message)
@@ -88,6 +70,38 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     except Exception as exc:  # an unexpected bug: record it on the run, then let the worker see it
         _mark_failed(run, f"{type(exc).__name__}: {exc}")
         raise
+    _mark_done(run, data=data, parameters=parameters, questions=questions)
+    log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)
+    return run
+
+
+def _fit_questions(data: StudyData, *, parameters: dict) -> list[QuestionResult]:
+    """Every question's fit, in the study's order."""
+    # The participants' bootstrap weights are drawn once, for every question (a joint bootstrap).
+    participant_replicates = resample_participants(
+        data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
+    )
+    questions = []
+    for position in range(len(data.questions)):
+        # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
+        question, data.questions[position] = data.questions[position], None
+        questions.append(
+            fit_question(
+                question,
+                systems=data.systems,
+                reference=data.reference,
+                parameters=parameters,
+                position=position,
+                vignette_keys=data.vignette_keys,
+                participant_replicates=participant_replicates[position],
+            )
+        )
+        del question
+    return questions
+
+
+def _mark_done(run: AnalysisRun, *, data: StudyData, parameters: dict, questions: list[QuestionResult]) -> None:
+    """Store the fitted questions on the run, DONE, and read it back."""
     fitted = RunResults(
         systems=[SystemAtFit(**system) for system in data.systems],
         questions=questions,
@@ -103,8 +117,6 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
         **run_fields(fitted),
     )
     run.refresh_from_db()
-    log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)
-    return run
 
 
 def fail_interrupted_runs(*, study: Study) -> int:
@@ -149,10 +161,6 @@ def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
     reads only committed judgments, nothing this request writes. A broker that cannot be reached
     leaves nothing behind (no run row, no message) and is a message, never a 500.
     """
-    from moraljudge.celery import app  # the Celery app imports every app's tasks
-
-    from .. import tasks
-
     if app.conf.task_always_eager:  # no broker configured (the quickstart): refit in the request
         run = refit_study(study=study, trigger=AnalysisRun.Trigger.ON_DEMAND, requested_by=requested_by)
         return RefitRequest(
@@ -163,10 +171,7 @@ def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
         )
     user_id = requested_by.pk if requested_by is not None else None
     try:
-        with app.connection_for_write() as connection:  # a fresh connection: the broker may be back
-            tasks.refit_study.apply_async(
-                args=[study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id], connection=connection
-            )
+        _send_refit(study=study, user_id=user_id)
     except (kombu.exceptions.OperationalError, OSError) as exc:
         log.warning("refit of study %s not queued: broker unreachable (%s)", study.slug, exc)
         return RefitRequest(
@@ -177,3 +182,15 @@ def request_refit(*, study: Study, requested_by=None) -> RefitRequest:
     return RefitRequest(
         RefitOutcome.QUEUED, f"A refit of '{study.name}' was queued; the page shows it once it has finished."
     )
+
+
+def _send_refit(*, study: Study, user_id: int | None) -> None:
+    """Send the refit task now, on a fresh broker connection (the broker may be back); raises when it cannot.
+
+    The one import inside a function in analysis, and the only one allowed: tasks.py calls these services,
+    so the services reach their own task lazily (docs/architecture.md).
+    """
+    from .. import tasks
+
+    with app.connection_for_write() as connection:
+        tasks.refit_study.apply_async(args=[study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id], connection=connection)

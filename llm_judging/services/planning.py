@@ -6,44 +6,25 @@ measured directly: between each human pick and the judge's share of picks for an
 centred within the cell's system pair, since only the within-pair part of a human label can be predicted to
 any use. Also the humans' own agreement with their cell's majority (the other humans on the cell, ties left
 out), which the power page's two-point model needs when only an agreement is typed in.
+
+The power page lives in analysis, which never imports llm_judging: `measured_on_study` reaches it through
+analysis.services.measured_judges, where this app registers it (apps.py) and where the shapes it returns
+are defined.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.services.measured_judges import MeasuredJudge, StudyMeasurements
 from surveys.models import Study
 
 from .agreement import agreement_rows, majority
 from .data import StudyPicks, read_study_picks
 
 MIN_PICKS = 10  # fewer human picks on judged cells than this: rho is not measured
-
-
-@dataclass(frozen=True)
-class MeasuredJudge:
-    key: str
-    agreement: float | None  # with the human majority, mean over questions
-    rho: float | None  # mean over questions
-    cells: int  # cells it judged
-    human_picks: int  # human picks on those cells (all questions)
-
-    def label(self) -> str:
-        agreement = f"{self.agreement:.2f}" if self.agreement is not None else "n/a"
-        rho = f"{self.rho:.2f}" if self.rho is not None else "n/a"
-        return f"{self.key}: agreement {agreement}, rho {rho}, {self.cells} cells"
-
-
-@dataclass(frozen=True)
-class StudyMeasurements:
-    human_agreement: float | None
-    judges: list[MeasuredJudge]
-
-    def judge(self, key: str) -> MeasuredJudge | None:
-        return next((judge for judge in self.judges if judge.key == key), None)
 
 
 def measured_on_study(*, study: Study, data: StudyPicks | None = None) -> StudyMeasurements:

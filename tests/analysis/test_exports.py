@@ -7,20 +7,13 @@ import json
 import pytest
 
 from analysis import bradley_terry as bt
-from analysis.exports import (
-    bradleyterry2_csv,
-    bradleyterry2_script,
-    demographics_csv,
-    hashed_participant,
-    judgments_csv,
-    results_csv,
-    results_json,
-)
+from analysis.exports import bradleyterry2_script, hashed_participant, results_json
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
 from surveys.models import Judgment, Participant
 
 from ..conftest import fabricate_judgments, make_judged_study
+from .exported import exported
 
 FAST = {"bootstrap": 50, "split_halves": 10}
 
@@ -56,7 +49,7 @@ def test_the_judgments_csv_has_one_row_per_valid_pick_with_hashed_participants(j
     fabricate_judgments(
         judged, {"alpha": 0, "beta": 0, "gamma": 0}, participants=2, pid_prefix="X", exclusion="too-fast"
     )
-    text = judgments_csv(study=judged)
+    text = exported(study=judged, name="judgments.csv")
     table = rows(text)
     assert text.splitlines()[0].split(",") == JUDGMENT_HEADER
     assert len(table) == Judgment.objects.valid().count() == 30 * 3 * 5
@@ -79,7 +72,7 @@ def test_the_pseudonym_depends_on_the_secret_key(settings):
 
 
 def test_results_csv_has_a_row_per_question_and_system_with_stars(run):
-    table = rows(results_csv(run=run))
+    table = rows(exported(study=run.study, name="results.csv", run=run))
     assert list(table[0]) == RESULT_HEADER
     assert len(table) == 5 * 3
     beta = next(row for row in table if row["question"] == "features" and row["system"] == "beta")
@@ -101,7 +94,7 @@ def test_results_json_is_the_whole_snapshot(run):
 
 
 def test_the_bradleyterry2_file_refits_to_the_same_estimates(judged, run):
-    table = rows(bradleyterry2_csv(study=judged))
+    table = rows(exported(study=judged, name="bradleyterry2.csv"))
     assert list(table[0]) == BT2_HEADER
     features = [row for row in table if row["question"] == "features"]
     assert sum(int(r["win1"]) + int(r["win2"]) for r in features) == run.results["features"]["n_judgments"]
@@ -141,7 +134,7 @@ def test_demographics_count_valid_participants_per_category(judged):
         exclusion="failed-attention",
         demographics=lambda n: {"gender": "Excluded"},
     )
-    table = rows(demographics_csv(study=judged))
+    table = rows(exported(study=judged, name="demographics.csv"))
     assert list(table[0]) == DEMOGRAPHIC_HEADER
     assert table[0] == {"variable": "valid participants", "value": "", "n": "30", "percent": "100.0"}
     gender = {row["value"]: row for row in table if row["variable"] == "gender"}

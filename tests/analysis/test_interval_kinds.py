@@ -2,7 +2,7 @@
 
 from analysis.models import AnalysisRun
 from analysis.results import INTERVAL_KINDS, Interval, IntervalKind
-from analysis.services import fitting, refit_study
+from analysis.services import intervals, records, refit_study
 
 from ..conftest import make_judged_study
 
@@ -53,11 +53,11 @@ def test_a_new_interval_kind_is_one_entry_and_the_dashboard_shows_it(staff_clien
     def halved_wald(*, judged, main, rng):
         return Interval(
             label="Half-width CI", answers="Nothing: a test kind.", level=0.5,
-            ci_low=[None if low is None else low / 2 for low in fitting.json_safe(main.ci_low)],
-            ci_high=[None if high is None else high / 2 for high in fitting.json_safe(main.ci_high)],
+            ci_low=[None if low is None else low / 2 for low in records.json_safe(main.ci_low)],
+            ci_high=[None if high is None else high / 2 for high in records.json_safe(main.ci_high)],
         )  # fmt: skip
 
-    monkeypatch.setitem(fitting.INTERVALS, "halved", halved_wald)
+    monkeypatch.setitem(intervals.INTERVALS, "halved", halved_wald)
     monkeypatch.setitem(INTERVAL_KINDS, "halved", IntervalKind("Half-width CI", "Nothing: a test kind."))
     study = make_judged_study(participants=40, seed=5)
     run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)

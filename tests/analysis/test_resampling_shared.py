@@ -1,12 +1,13 @@
 """One set of judge weights for every question (a joint bootstrap): `shared_resample` and the refit's
-`resample_judges`, which the participant bootstrap and the two-way bootstrap's judge part share."""
+`resample_participants`, which the participant bootstrap and the two-way bootstrap's judge part share."""
 
 import numpy as np
 from numpy.testing import assert_allclose
 
 from analysis import bradley_terry as bt
 from analysis.bradley_terry.resampling import refit_replicates
-from analysis.services.fitting import DEFAULT_PARAMETERS, resample_judges
+from analysis.services.fitting import DEFAULT_PARAMETERS
+from analysis.services.participant_draws import resample_participants
 from analysis.services.reading import QuestionData
 
 
@@ -93,11 +94,11 @@ def test_questions_with_the_same_judgments_get_the_same_intervals_and_a_seed_rep
     data = two_questions(8)[0]
     parameters = DEFAULT_PARAMETERS | {"bootstrap": 50}
     common = dict(n_items=5, reference=0, parameters=parameters)
-    first, second = resample_judges([as_question("a", data), as_question("b", data)], **common)
+    first, second = resample_participants([as_question("a", data), as_question("b", data)], **common)
     assert_allclose(first.estimates, second.estimates, atol=1e-12, equal_nan=True)  # the same judges drawn
-    (again,) = resample_judges([as_question("a", data)], **common)
+    (again,) = resample_participants([as_question("a", data)], **common)
     assert_allclose(again.estimates, first.estimates, atol=1e-12, equal_nan=True)  # same seed, same numbers
-    other = resample_judges([as_question("a", data)], **common | {"parameters": parameters | {"seed": 1}})
+    other = resample_participants([as_question("a", data)], **common | {"parameters": parameters | {"seed": 1}})
     assert not np.allclose(other[0].estimates, first.estimates, equal_nan=True)
 
 
@@ -115,7 +116,7 @@ def test_a_question_with_one_judge_has_no_replicates_and_the_others_keep_theirs(
         np.zeros(lone.sum()),
     )
     parameters = DEFAULT_PARAMETERS | {"bootstrap": 20}
-    drawn = resample_judges([single, as_question("a", data)], n_items=5, reference=0, parameters=parameters)
+    drawn = resample_participants([single, as_question("a", data)], n_items=5, reference=0, parameters=parameters)
     assert drawn[0].estimates is None
     assert drawn[1].estimates.shape[0] == 20
 

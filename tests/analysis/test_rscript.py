@@ -12,11 +12,13 @@ from numpy.testing import assert_allclose
 
 from analysis import bradley_terry as bt
 from analysis.models import AnalysisRun
-from analysis.rscript import BT2_COLUMNS, bradleyterry2_csv, bradleyterry2_script
+from analysis.rscript import BT2_COLUMNS, bradleyterry2_script
 from analysis.services import read_study_data, refit_study
-from surveys.demo.simulate import simulate_judges
+from analysis.services.simulated_judges import simulate_judges
 from surveys.models import Judgment
 from surveys.services.study_files import import_study
+
+from .exported import exported
 
 DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
 ABILITIES = {"gpt-4o": 0.5, "claude": 0.2, "philosopher": -0.3, "features:claude": -0.4}
@@ -46,7 +48,7 @@ def stored_numbers(run: AnalysisRun) -> dict[tuple[str, str], dict[str, float]]:
 
 def run_exported_script(study, run, workdir: Path) -> dict[tuple[str, str], dict[str, float]]:
     """Write the two exported files, run the script with Rscript, read its results file."""
-    (workdir / f"{study.slug}-bradleyterry2.csv").write_text(bradleyterry2_csv(study=study))
+    (workdir / f"{study.slug}-bradleyterry2.csv").write_text(exported(study=study, name="bradleyterry2.csv"))
     (workdir / f"{study.slug}-bradleyterry2.R").write_text(bradleyterry2_script(study=study, run=run))
     done = subprocess.run(
         ["Rscript", f"{study.slug}-bradleyterry2.R"], cwd=workdir, capture_output=True, text=True, timeout=300
@@ -69,7 +71,7 @@ def assert_same(ours: dict, r: dict, keys):
 
 
 def test_the_data_file_has_one_row_per_valid_judgment_with_who_was_shown_first(simulated):
-    table = list(csv.DictReader(io.StringIO(bradleyterry2_csv(study=simulated))))
+    table = list(csv.DictReader(io.StringIO(exported(study=simulated, name="bradleyterry2.csv"))))
     assert list(table[0]) == BT2_COLUMNS
     data = read_study_data(study=simulated)
     assert len(table) == data.judgment_count
@@ -163,6 +165,6 @@ def test_the_bias_reduced_setting_is_exported_as_br_true_and_r_reproduces_the_st
 def test_a_study_without_a_reference_still_exports_its_judgments(simulated):
     simulated.reference_system = None
     simulated.save()
-    table = list(csv.DictReader(io.StringIO(bradleyterry2_csv(study=simulated))))
+    table = list(csv.DictReader(io.StringIO(exported(study=simulated, name="bradleyterry2.csv"))))
     assert len(table) == Judgment.objects.valid().count() > 0
     assert 'reference <- "gpt-4o"' in bradleyterry2_script(study=simulated)  # BTm's default: the first level

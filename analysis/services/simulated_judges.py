@@ -1,4 +1,5 @@
-"""Simulated judges for the demo: they take the judging survey through the same services as people do.
+"""Simulated judges for the demo (`manage.py simulate_judges`): they take the judging survey through the
+same services as people do.
 
 Each judge picks between two answers by a Bradley-Terry draw from the systems' assumed abilities,
 so the demo dashboard shows estimates that mean something. Never used on a real study.
@@ -19,11 +20,9 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from analysis.bradley_terry.simulation import first_wins_probability
-
-from .. import constants
-from ..models import Participant, Study
-from ..services.judging import (
+from surveys import constants
+from surveys.models import Participant, Study
+from surveys.services.judging import (
     CORRECT_ATTENTION_CHOICE,
     ProlificParams,
     current_step,
@@ -35,11 +34,13 @@ from ..services.judging import (
     record_page,
 )
 
+from ..bradley_terry.simulation import first_wins_probability
+
 ORDER_EFFECT = 0.1  # a slight pull towards the first answer shown, as real judges have
 
 
 @dataclass(frozen=True)
-class JudgeModel:
+class RaterModel:
     """How simulated judges pick: abilities ("question:system" or "system" -> log-odds, default 0),
     the order effect, the answer-level SD and the share of inattentive judges."""
 
@@ -117,17 +118,17 @@ def simulate_judges(
     if not 0 <= inattentive <= 1 or answer_sd < 0:
         raise ValidationError("The inattentive share is between 0 and 1 and the answer SD is not negative.")
     check_names(study=study, abilities=abilities)
-    model = JudgeModel(abilities, order_effect, answer_sd, inattentive, seed)
+    model = RaterModel(abilities, order_effect, answer_sd, inattentive, seed)
     rng = random.Random(seed)
     questions = list(study.questions.all())
     completed = 0
     for _ in range(judges):
-        participant = _judge_once(study=study, questions=questions, model=model, rng=rng)
+        participant = _one_participant(study=study, questions=questions, model=model, rng=rng)
         completed += participant.status == Participant.Status.COMPLETED
     return completed
 
 
-def _judge_once(*, study, questions, model: JudgeModel, rng) -> Participant:
+def _one_participant(*, study, questions, model: RaterModel, rng) -> Participant:
     clock = timezone.now() - timedelta(hours=rng.uniform(1, 48))
     params = ProlificParams(
         secrets.token_hex(12), study.prolific_study_id or secrets.token_hex(12), secrets.token_hex(12)

@@ -89,15 +89,15 @@ def test_inattentive_judges_pick_at_random_whatever_the_abilities(demo):
 
 
 def test_answer_sd_makes_a_systems_answers_differ_from_vignette_to_vignette(demo):
-    from surveys.demo.simulate import JudgeModel
+    from analysis.services.simulated_judges import RaterModel
     from surveys.models import Answer
 
     answers = list(Answer.objects.filter(system__key="claude").select_related("system", "vignette"))
-    model = JudgeModel(answer_sd=1.0, seed=3)
+    model = RaterModel(answer_sd=1.0, seed=3)
     effects = [model.answer_effect("features", answer) for answer in answers]
     assert len(set(effects)) == len(answers)
     assert effects == [model.answer_effect("features", a) for a in answers]
-    assert JudgeModel(answer_sd=0.0).answer_effect("features", answers[0]) == 0.0
+    assert RaterModel(answer_sd=0.0).answer_effect("features", answers[0]) == 0.0
     call_command(
         "simulate_judges", "demo", "--judges", "60", "--answer-sd", "3", "--order-effect", "0", stdout=io.StringIO()
     )

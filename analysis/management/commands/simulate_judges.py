@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from surveys.demo.simulate import ORDER_EFFECT, parse_abilities, simulate_judges
+from analysis.services.simulated_judges import ORDER_EFFECT, parse_abilities, simulate_judges
 from surveys.models import Participant, Study
 
 

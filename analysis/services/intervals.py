@@ -1,0 +1,88 @@
+"""The intervals beside the Wald one, by kind: each takes the question's arrays and its maximum-likelihood
+fit and returns per-system bounds, or None when it cannot.
+
+Extra interval kinds are entries in INTERVALS (with their description in analysis.results.INTERVAL_KINDS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import bradley_terry as bt
+from ..results import Interval
+from .judged import Judged, guarded
+from .records import interval_of
+
+
+def _participant_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """Percentile intervals from resampling participants with all their judgments
+    (the replicates `resample_participants` drew for every question at once)."""
+    n_boot = judged.parameters["bootstrap"]
+    if judged.participant_replicates is None:
+        return None
+    result = guarded(bt.percentile_intervals, judged.participant_replicates[:, : judged.n_items])
+    if result is None:  # every replicate failed
+        return None
+    return interval_of("bootstrap", result, details={"n_boot": n_boot, "n_failed": int(result.n_failed)})
+
+
+def _two_way_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """The judge x answer (vignette) cluster-robust sandwich, t with (fewer clusters - 1) df."""
+    if not _two_way_possible(judged):
+        return None
+    result = guarded(
+        bt.cluster_robust,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=judged.vignettes,
+        first=judged.first_in_estimates(),
+        item_names=judged.names,
+        fitted=main,
+    )
+    if result is None:
+        return None
+    return interval_of(
+        "two_way_robust", result, details={"df": result.df, **{f"n_{k}": v for k, v in result.clusters.items()}}
+    )
+
+
+def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """Judge x vignette bootstrap (inclusion-exclusion, as R's vcovBS), on a generator of its own."""
+    n_boot = judged.parameters["bootstrap"]
+    if n_boot < 1 or not _two_way_possible(judged):
+        return None
+    result = guarded(
+        bt.two_way_bootstrap,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=judged.vignettes,
+        # Its own stream for the vignettes and cells; the judges' part is the participant bootstrap's.
+        rng=np.random.default_rng([judged.parameters["seed"], 2]),
+        first=judged.first_in_estimates(),
+        n_boot=n_boot,
+        judge_estimates=judged.participant_replicates,
+    )
+    if result is None:
+        return None
+    failed = {f"n_failed_{k}": v for k, v in result.n_failed.items()}
+    return interval_of("two_way_bootstrap", result, details={"n_boot": n_boot, "df": result.df, **failed})
+
+
+def _two_way_possible(judged: Judged) -> bool:
+    return len(np.unique(judged.clusters)) >= 2 and len(np.unique(judged.vignettes)) >= 2
+
+
+# Interval kind -> its computation; the kind's label and question are in analysis.results.INTERVAL_KINDS.
+INTERVALS: dict[str, Callable[..., Interval | None]] = {
+    "bootstrap": _participant_bootstrap,
+    "two_way_robust": _two_way_robust,
+    "two_way_bootstrap": _two_way_bootstrap,
+}

@@ -1,0 +1,82 @@
+"""What a run stores of a fit: JSON-ready numbers (nan and infinities are None), stars and intervals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import bradley_terry as bt
+from ..results import INTERVAL_KINDS, EffectEstimate, Fit, Interval, ItemEstimate
+
+
+def json_safe(value):
+    """numpy scalars and arrays to Python, nan and infinities to None (PostgreSQL's JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, np.bool_ | bool):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value
+
+
+def stars(p: float | None) -> str:
+    if p is None or p != p:
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def fit_of(result: bt.BTResult) -> Fit:
+    """What a run stores of one fit: JSON-ready numbers (nan and infinities are None)."""
+    numbers = (result.estimates, result.se, result.z, result.p, result.ci_low, result.ci_high)
+    return Fit(
+        reference=result.reference,
+        n_comparisons=int(result.n_comparisons),
+        log_likelihood=json_safe(result.log_likelihood),
+        deviance=json_safe(result.deviance),
+        null_deviance=json_safe(result.null_deviance),
+        converged=bool(result.converged),
+        iterations=int(result.iterations),
+        items=[
+            ItemEstimate(
+                result.item_names[k],
+                *(json_safe(float(values[k])) for values in numbers),
+                wins=round(float(result.wins[k])),
+                losses=round(float(result.losses[k])),
+            )
+            for k in range(len(result.item_names))
+        ],
+        order_effect=effect_of(result.order_effect),
+        covariate_effects=(
+            None if result.covariate_effects is None else [effect_of(e) for e in result.covariate_effects]
+        ),
+        problems=list(result.problems),
+    )
+
+
+def effect_of(effect: bt.Effect | None) -> EffectEstimate | None:
+    if effect is None:
+        return None
+    numbers = (effect.estimate, effect.se, effect.z, effect.p, effect.ci_low, effect.ci_high)
+    return EffectEstimate(effect.name, *(json_safe(float(value)) for value in numbers))
+
+
+def interval_of(kind: str, result, *, details: dict) -> Interval:
+    described = INTERVAL_KINDS[kind]
+    return Interval(
+        label=described.label,
+        answers=described.answers,
+        level=float(result.level),
+        ci_low=json_safe(result.ci_low),
+        ci_high=json_safe(result.ci_high),
+        se=json_safe(result.se),
+        details=json_safe(details),
+    )
