@@ -5,6 +5,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -51,6 +52,7 @@ class JudgeModelForm(forms.ModelForm):
 @admin.register(JudgeModel)
 class JudgeModelAdmin(admin.ModelAdmin):
     form = JudgeModelForm
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # a bare host gets https, not http
     list_display = ["key", "provider", "model", "base_url", "api_key_env"]
     search_fields = ["key", "model"]
     readonly_fields = ["what_is_sent"]
