@@ -62,7 +62,7 @@ from harness import (
 
 LATENCY = 1.5  # seconds per fake provider call: long enough for calls to be in flight at a fault
 STRANDED_AFTER = 60  # seconds after a fault ends by which every generation should be finished
-LLM_KEY_ENV = "FAULTS_LLM_KEY"
+LLM_KEY_ENV = "FAULTS_LLM_API_KEY"
 PROVIDERS = [("openai", "gpt-4o"), ("anthropic", "claude-3-7-sonnet-20250219"), ("gemini", "gemini-1.5-flash")]
 PROVIDERS += [("openai-compatible", "llama-3.3-70b")]
 FAULTS = {  # --only's name: the label printed

@@ -33,7 +33,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 
-JUDGES = [("gpt-4o", "openai", "gpt-4o"), ("claude-3-7-sonnet", "anthropic", "claude-3-7-sonnet-20250219")]
+JUDGES = [("gpt-5-mini", "openai", "gpt-5-mini"), ("claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5")]
 SYSTEMS, VIGNETTES, LATENCY, PROVIDER_BURST = 8, 12, 0.2, 2
 
 
@@ -70,7 +70,7 @@ def main() -> None:
     from tests.fakes.llm_servers import FakeLLMServer
 
     call_command("migrate", verbosity=0)
-    os.environ["BENCH_LLM_KEY"] = "sk-bench"
+    os.environ["BENCH_LLM_API_KEY"] = "sk-bench"
     on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
     celery_mode = bool(settings.REDIS_URL) and on_postgres
     servers = [
@@ -84,13 +84,13 @@ def main() -> None:
             provider=provider,
             model=model,
             base_url=server.url,
-            api_key_env="BENCH_LLM_KEY",
+            api_key_env="BENCH_LLM_API_KEY",
             parameters={"requests_per_minute": args.rpm, "burst": 1, "concurrency": 8},
         )
         for (key, provider, model), server in zip(JUDGES, servers, strict=True)
     ]
     queue = f"bench-{tag}"
-    settings.LLM_COLLECT = {**getattr(settings, "LLM_COLLECT", {}), "queue": queue}
+    settings.LLM_CALLS = {**getattr(settings, "LLM_CALLS", {}), "queue": queue}
     cells = study.cells.count()
     total = cells * 2 * len(judges)
     stop, workers = threading.Event(), []
@@ -172,7 +172,7 @@ def run_in_process(ids, threads, stop, calling):
 
     from django.db import connection
 
-    from llm_collect.services import TryAgain
+    from llm_collect.calls import TryAgain
 
     heap = [(0.0, i, cid, 0) for i, cid in enumerate(ids)]
     heapq.heapify(heap)

@@ -14,12 +14,15 @@ from django.utils.html import format_html, format_html_join
 
 from surveys.models import Study
 
+from .calls import BrokerUnavailable
+from .calls.config import sending_notes
 from .models import CollectionRun, Generation
 from .parsing import __doc__ as weights_policy
 from .services import retry_generations, start_collection
 from .similarity import self_similarity
 
 STATUS = Generation.Status
+OUTCOME = Generation.Outcome
 
 
 class StartCollectionForm(forms.Form):
@@ -47,14 +50,21 @@ def progress_bar(counts: dict) -> str:
     )
     return format_html(
         '<div style="width:220px;border:1px solid #999;line-height:0">{}</div>'
-        "<small>{} done · {} invalid · {} failed · {} running · {} pending</small>",
+        "<small>{} done · {} invalid · {} failed · {} running · {} pending{}</small>",
         bars,
         counts[STATUS.DONE],
         counts[STATUS.INVALID],
         counts[STATUS.FAILED],
         counts[STATUS.RUNNING],
         counts[STATUS.PENDING],
+        outcomes_said(counts),
     )
+
+
+def outcomes_said(counts: dict) -> str:
+    """ " (2 refused, 1 cut by the length limit)": why rows gave no result, as the providers said."""
+    said = [f"{counts[o]} {OUTCOME(o).label.lower()}" for o in OUTCOME.values if counts.get(o)]
+    return f" ({', '.join(said)})" if said else ""
 
 
 @admin.register(CollectionRun)
@@ -86,6 +96,7 @@ class CollectionRunAdmin(admin.ModelAdmin):
             .annotate(
                 n_total=Count("generations"),
                 **{f"n_{s}": Count("generations", filter=Q(generations__status=s)) for s in STATUS.values},
+                **{f"n_{o}": Count("generations", filter=Q(generations__outcome=o)) for o in OUTCOME.values},
                 n_input=Sum("generations__input_tokens"),
                 n_output=Sum("generations__output_tokens"),
                 n_cost=Sum("generations__cost_estimate"),
@@ -100,7 +111,7 @@ class CollectionRunAdmin(admin.ModelAdmin):
 
     def counts(self, run: CollectionRun) -> dict:
         if hasattr(run, "n_total"):
-            counts = {s: getattr(run, f"n_{s}") for s in STATUS.values}
+            counts = {s: getattr(run, f"n_{s}") for s in [*STATUS.values, *OUTCOME.values]}
             counts["total"] = run.n_total
             return counts
         return run.counts()
@@ -156,6 +167,7 @@ class CollectionRunAdmin(admin.ModelAdmin):
         if not request.user.has_perm("llm_collect.add_collectionrun"):
             raise PermissionDenied
         form = StartCollectionForm(request.POST or None, initial={"study": request.GET.get("study")})
+        status = 200
         if request.method == "POST" and form.is_valid():
             keys = [k.strip() for k in form.cleaned_data["systems"].split(",") if k.strip()] or None
             try:
@@ -169,6 +181,9 @@ class CollectionRunAdmin(admin.ModelAdmin):
             except ValidationError as exc:
                 for message in exc.messages:
                     form.add_error(None, message)
+            except BrokerUnavailable as exc:
+                form.add_error(None, str(exc))
+                status = 503
             else:
                 self.message_user(
                     request,
@@ -183,8 +198,17 @@ class CollectionRunAdmin(admin.ModelAdmin):
             "form": form,
             "title": "Collect answers for a study",
             "in_process": settings.CELERY_TASK_ALWAYS_EAGER,
+            "notes": self.study_notes(request.POST.get("study") or request.GET.get("study")),
         }
-        return TemplateResponse(request, "admin/llm_collect/collectionrun/start.html", context)
+        return TemplateResponse(request, "admin/llm_collect/collectionrun/start.html", context, status=status)
+
+    @staticmethod
+    def study_notes(study_id) -> list[tuple[str, list[str]]]:
+        """Each LLM system of the chosen study with what is changed before its parameters are sent, and why."""
+        study = Study.objects.filter(pk=study_id).first() if str(study_id or "").isdigit() else None
+        if study is None:
+            return []
+        return [(s.key, sending_notes(s)) for s in study.systems.filter(kind="llm") if sending_notes(s)]
 
 
 @admin.register(Generation)
@@ -192,6 +216,7 @@ class GenerationAdmin(admin.ModelAdmin):
     list_display = [
         "__str__",
         "status",
+        "outcome",
         "attempts",
         "normalised",
         "input_tokens",
@@ -202,7 +227,7 @@ class GenerationAdmin(admin.ModelAdmin):
         "finish_reason",
         "finished_at",
     ]
-    list_filter = ["status", "normalised", "vignette__study", "system__provider", "run"]
+    list_filter = ["status", "outcome", "normalised", "vignette__study", "system__provider", "run"]
     search_fields = ["system__key", "vignette__key", "error", "raw_text"]
     list_select_related = ["system", "vignette"]
     actions = ["retry"]
@@ -214,6 +239,8 @@ class GenerationAdmin(admin.ModelAdmin):
         "status",
         "attempts",
         "answer",
+        "outcome",
+        "outcome_reason",
         "error_text",
         "raw_text_block",
         "normalised",
@@ -240,7 +267,7 @@ class GenerationAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
-    @admin.action(description="Ask again (failed or invalid only)")
+    @admin.action(description="Ask again (failed or invalid only, refusals and blocks included)")
     def retry(self, request, queryset):
         n = retry_generations(generation_ids=list(queryset.values_list("pk", flat=True)))
         self.message_user(request, f"{n} generations queued again.", messages.SUCCESS)

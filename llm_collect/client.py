@@ -21,6 +21,7 @@ import httpx
 
 from moraljudge import http
 
+from . import keys, waits
 from .providers import OutputSchema, Prompt, wire_format
 
 DEFAULT_TIMEOUT = 120.0  # seconds for a whole reply; connecting gets less
@@ -51,6 +52,10 @@ class MissingKey(Permanent):
     """The environment variable holding a provider key is not set."""
 
 
+class KeyRefused(MissingKey):
+    """The variable is not one the deployment allows as an LLM key, or the key's host is not allowed."""
+
+
 @dataclass(frozen=True)
 class Target:
     """What to call: a System's provider settings as plain values."""
@@ -61,6 +66,7 @@ class Target:
     api_key_env: str = ""
     parameters: dict = field(default_factory=dict)
     label: str = ""
+    max_output_tokens: int | None = None  # a larger budget than the System's own (the retry after a length cut)
 
     @property
     def endpoint_base(self) -> str:
@@ -81,6 +87,9 @@ class Reply:
     model_version: str = ""
     finish_reason: str = ""
     latency: float = 0.0  # seconds
+    outcome: str = ""  # refused, length, blocked (providers.base.ReplyContent)
+    outcome_reason: str = ""
+    notes: tuple[str, ...] = ()  # what was changed from the System's parameters to fit the model
 
 
 def wire(provider: str):
@@ -100,8 +109,23 @@ def key_variable(target: Target) -> str | None:
     return fmt.default_key_variable
 
 
-def api_key(target: Target) -> str:
+def check_key_allowed(target: Target) -> str | None:
+    """The variable the key is read from, if the deployment allows it and the host it would go to; KeyRefused
+    otherwise (llm_collect/keys.py). None for a keyless call. The key itself is not read."""
     name = key_variable(target)
+    if name is None:
+        return None
+    try:
+        keys.check_key_variable(name, who=f"system '{target.label or target.model}'")
+        keys.check_key_host(target.endpoint_base, variable=name)
+    except keys.NotAllowed as exc:
+        raise KeyRefused(str(exc)) from None
+    return name
+
+
+def api_key(target: Target) -> str:
+    """The key to send, read only from an allowed variable and only for an allowed host."""
+    name = check_key_allowed(target)
     if name is None:
         return ""
     value = os.environ.get(name, "")
@@ -137,16 +161,7 @@ def complete(
         content = fmt.read(raw)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise Retryable(f"Unexpected response shape: {exc!r}", body=json.dumps(raw)[:2000]) from exc
-    return Reply(
-        text=content.text,
-        raw=raw,
-        request=request.body,
-        input_tokens=content.input_tokens,
-        output_tokens=content.output_tokens,
-        model_version=content.model_version,
-        finish_reason=content.finish_reason,
-        latency=latency,
-    )
+    return Reply(raw=raw, request=request.body, latency=latency, notes=request.notes, **content.__dict__)
 
 
 def post(url: str, headers: dict, body: dict, target: Target, client: httpx.Client | None) -> tuple[dict, float]:
@@ -179,13 +194,19 @@ def post(url: str, headers: dict, body: dict, target: Target, client: httpx.Clie
 
 
 def check_status(response: httpx.Response) -> None:
+    """Retryable or Permanent for a failure, as moraljudge.http classifies it unless the provider says
+    otherwise (``x-should-retry``, as the official SDKs obey it); the wait is the provider's (waits.py)."""
     status = response.status_code
     if not http.is_failure(status):
         return
     message = f"HTTP {status} from {response.request.url.host}: {response.text[:500]}"
-    if http.is_retryable_status(status):
-        retry_after = http.retry_after_seconds(response.headers)
-        raise Retryable(message, retry_after=retry_after, status=status, body=response.text)
+    said = response.headers.get("x-should-retry", "").strip().lower()
+    retryable = said == "true" or (said != "false" and http.is_retryable_status(status))
+    if retryable:
+        wait = waits.provider_wait(response.headers, response.text)
+        raise Retryable(message, retry_after=wait, status=status, body=response.text)
+    if said == "false":
+        message += " (the provider said not to retry: x-should-retry: false)"
     raise Permanent(message, status=status, body=response.text)
 
 

@@ -5,12 +5,15 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
+from llm_collect import calls, client
 from llm_collect.admin import progress_bar
+from llm_collect.calls.config import sending_notes
 from surveys.models import Study
 
 from .models import JudgeCall, JudgeModel, JudgingRun
@@ -27,10 +30,39 @@ class StartJudgingForm(forms.Form):
     retry_failed = forms.BooleanField(required=False, help_text="Ask again where earlier runs failed or were flagged.")
 
 
+class JudgeModelForm(forms.ModelForm):
+    """Refuses a key variable the deployment does not allow (LLM_KEY_VARIABLES), or a base_url a key may not be
+    sent to (LLM_ALLOWED_HOSTS): llm_collect/keys.py, checked again at every call."""
+
+    class Meta:
+        model = JudgeModel
+        fields = ["key", "provider", "model", "base_url", "api_key_env", "parameters"]
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors:
+            try:
+                client.check_key_allowed(calls.target_for(JudgeModel(**data)))
+            except client.KeyRefused as exc:
+                field = "api_key_env" if "LLM_KEY_VARIABLES" in str(exc) else "base_url"
+                self.add_error(field, str(exc))
+        return data
+
+
 @admin.register(JudgeModel)
 class JudgeModelAdmin(admin.ModelAdmin):
+    form = JudgeModelForm
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # a bare host gets https, not http
     list_display = ["key", "provider", "model", "base_url", "api_key_env"]
     search_fields = ["key", "model"]
+    readonly_fields = ["what_is_sent"]
+
+    @admin.display(description="What is changed before sending")
+    def what_is_sent(self, judge: JudgeModel) -> str:
+        notes = sending_notes(judge) if judge.pk else []
+        if not notes:
+            return "Nothing: every parameter is sent as it is."
+        return format_html("<ul>{}</ul>", format_html_join("", "<li>{}</li>", ((note,) for note in notes)))
 
 
 @admin.register(JudgingRun)
@@ -63,11 +95,15 @@ class JudgingRunAdmin(admin.ModelAdmin):
     def add_view(self, request, form_url="", extra_context=None):
         """ "Judge with LLMs": the run is made by the service, never by a bare ModelForm save."""
         form = StartJudgingForm(request.POST or None, initial={"study": request.GET.get("study")})
+        status = 200
         if request.method == "POST" and form.is_valid():
             try:
                 run = start_judging_run(user=request.user, **form.cleaned_data)
             except ValidationError as exc:
                 form.add_error(None, exc)
+            except calls.BrokerUnavailable as exc:
+                form.add_error(None, str(exc))
+                status = 503
             else:
                 messages.success(request, f"{run}: {run.planned} calls queued, {run.already_present} judged before.")
                 return redirect("admin:llm_judging_judgingrun_change", run.pk)
@@ -77,7 +113,7 @@ class JudgingRunAdmin(admin.ModelAdmin):
             "title": "Judge with LLMs",
             "opts": self.model._meta,
         }
-        return TemplateResponse(request, "admin/llm_judging/start.html", context)
+        return TemplateResponse(request, "admin/llm_judging/start.html", context, status=status)
 
 
 @admin.register(JudgeCall)
@@ -85,6 +121,7 @@ class JudgeCallAdmin(admin.ModelAdmin):
     list_display = [
         "__str__",
         "status",
+        "outcome",
         "attempts",
         "picks_shown",
         "input_tokens",
@@ -92,7 +129,7 @@ class JudgeCallAdmin(admin.ModelAdmin):
         "latency_ms",
         "cost_estimate",
     ]
-    list_filter = ["status", "judge", "order", "run"]
+    list_filter = ["status", "outcome", "judge", "order", "run"]
     list_select_related = ["judge"]
     exclude = ["raw_request", "raw_response", "history"]
     readonly_fields = [

@@ -1,15 +1,15 @@
 """LLM judges beside the human ones: judge models, judging runs, and one JudgeCall per judged item.
 
-A JudgeCall is one judge × cell × display order × sample, created once (unique constraint) and moved through
-its states by llm_collect's claim pattern (llm_collect/services/states.py), so a redelivered task never pays
-twice for a finished item. Its picks live here, apart from surveys.Judgment: the human analysis never sees them.
+A JudgeCall is one judge × cell × display order × sample: an llm_collect.models.LLMCall, created once (unique
+constraint) and moved through its states by the one call mechanism (llm_collect/calls/), so a redelivered task
+never pays twice for a finished item. Its picks live here, apart from surveys.Judgment: the human analysis never
+sees them. See docs/architecture.md.
 """
 
-from django.conf import settings
 from django.db import models
-from django.db.models import Count, Q, Sum
-from django.utils import timezone
 
+from llm_collect.models import CallRun, LLMCall
+from surveys.key_variables import AllowedKeyVariable
 from surveys.models import Answer, Cell, Study, System
 
 
@@ -23,7 +23,10 @@ class JudgeModel(models.Model):
     )
     base_url = models.URLField(blank=True)
     api_key_env = models.CharField(
-        max_length=64, blank=True, help_text="Name of the environment variable holding the key."
+        max_length=64,
+        blank=True,
+        validators=[AllowedKeyVariable()],
+        help_text="Name of the environment variable holding the key (one the setting LLM_KEY_VARIABLES allows).",
     )
     parameters = models.JSONField(default=dict, blank=True, help_text="Provider parameters, e.g. temperature.")
 
@@ -34,8 +37,10 @@ class JudgeModel(models.Model):
         return self.key
 
 
-class JudgingRun(models.Model):
+class JudgingRun(CallRun):
     """One request to judge a study's cells with LLMs: which judges, how many samples, which orders."""
+
+    calls_name = "calls"
 
     class Orders(models.TextChoices):
         BOTH = "both", "Both display orders"
@@ -45,35 +50,12 @@ class JudgingRun(models.Model):
     judges = models.ManyToManyField(JudgeModel, related_name="runs")
     samples = models.PositiveSmallIntegerField(default=1)
     orders = models.CharField(max_length=4, choices=Orders.choices, default=Orders.BOTH)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
-    planned = models.PositiveIntegerField(default=0, help_text="Calls this run queued.")
-    already_present = models.PositiveIntegerField(
-        default=0, help_text="Items judged before this run (not asked again)."
-    )
 
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=Q(samples__gte=1), name="judgingrun_samples_positive")]
+    class Meta(CallRun.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"{self.study.slug} judging run {self.pk}"
-
-    def counts(self) -> dict:
-        """This run's calls by status, plus tokens and the estimated cost."""
-        rows = self.calls.values("status").annotate(n=Count("id"))
-        counts = {status: 0 for status in JudgeCall.Status.values}
-        counts.update({row["status"]: row["n"] for row in rows})
-        totals = self.calls.aggregate(i=Sum("input_tokens"), o=Sum("output_tokens"), c=Sum("cost_estimate"))
-        counts.update(
-            total=sum(counts[s] for s in JudgeCall.Status.values),
-            input_tokens=totals["i"] or 0,
-            output_tokens=totals["o"] or 0,
-            cost=float(totals["c"] or 0),
-        )
-        return counts
 
 
 class JudgeCallQuerySet(models.QuerySet):
@@ -84,15 +66,8 @@ class JudgeCallQuerySet(models.QuerySet):
         return self.filter(cell__study=study)
 
 
-class JudgeCall(models.Model):
+class JudgeCall(LLMCall):
     """One judge × cell × order × sample: the LLM calls that produce (at most) one set of picks."""
-
-    class Status(models.TextChoices):  # the values llm_collect's states module expects
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed (provider error)"
-        INVALID = "invalid", "Invalid output (flagged for the researcher)"
 
     class Order(models.TextChoices):
         AB = "ab", "answer_a shown first"
@@ -102,51 +77,18 @@ class JudgeCall(models.Model):
     judge = models.ForeignKey(JudgeModel, on_delete=models.CASCADE, related_name="calls")
     cell = models.ForeignKey(Cell, on_delete=models.CASCADE, related_name="judge_calls")
     order = models.CharField(max_length=2, choices=Order.choices)
-    sample = models.PositiveSmallIntegerField(default=1)
     first_answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="+")
     second_answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="+")
-
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0, help_text="Provider calls made (paid for) so far.")
-    claim = models.CharField(max_length=32, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    queued_at = models.DateTimeField(default=timezone.now)
-    not_before = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    # The last call as sent and as received (never the key), and every attempt in history.
-    raw_request = models.JSONField(default=dict, blank=True)
-    raw_response = models.JSONField(default=dict, blank=True)
-    raw_text = models.TextField(blank=True)
-    error = models.TextField(blank=True)
-    parse_error = models.TextField(blank=True)
-    history = models.JSONField(default=list, blank=True)
-    input_tokens = models.PositiveIntegerField(default=0, help_text="Summed over every attempt.")
-    output_tokens = models.PositiveIntegerField(default=0, help_text="Summed over every attempt.")
-    latency_ms = models.PositiveIntegerField(null=True, blank=True)
-    model_version = models.CharField(max_length=200, blank=True)
-    finish_reason = models.CharField(max_length=64, blank=True)
-    cost_estimate = models.DecimalField(max_digits=12, decimal_places=6, default=0, help_text="USD, an estimate.")
-
     picks = models.JSONField(default=dict, blank=True, help_text='Question key → "A" (first shown) or "B".')
     reasons = models.JSONField(default=dict, blank=True, help_text="Question key → the judge's short reason.")
 
     objects = JudgeCallQuerySet.as_manager()
 
-    class Meta:
+    class Meta(LLMCall.Meta):
         ordering = ["judge_id", "cell_id", "order", "sample"]
         constraints = [
+            *LLMCall.Meta.constraints,
             models.UniqueConstraint(fields=["judge", "cell", "order", "sample"], name="judgecall_once_per_item"),
-            models.CheckConstraint(condition=Q(sample__gte=1), name="judgecall_sample_positive"),
-        ]
-        indexes = [
-            # Progress in the admin: "calls of this run, counted by status".
-            models.Index(fields=["run", "status"], name="judgecall_run_status_idx"),
-            # The sweep: "pending rows queued before a cutoff" and "running rows whose lease ran out".
-            models.Index(fields=["status", "queued_at"], name="judgecall_sweep_idx"),
-            # The sweep: "pending rows whose retry was due before a cutoff".
-            models.Index(fields=["status", "not_before"], name="judgecall_overdue_idx"),
         ]
 
     def __str__(self) -> str:

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -12,7 +12,7 @@ from analysis.services.dashboard import label_of, question_labels
 from surveys.models import Study
 
 from .models import JudgingRun
-from .services.report import EXPORTS, export_csv, judging_report, plot_inputs
+from .services.report import EXPORTS, export_lines, judging_report, plot_inputs
 
 
 @staff_member_required
@@ -38,7 +38,7 @@ def export(request, slug, name):
     study = get_object_or_404(Study, slug=slug)
     if name not in EXPORTS:
         raise Http404("No such export.")
-    response = HttpResponse(export_csv(study=study, name=name), content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse(export_lines(study=study, name=name), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
     return response
 

@@ -192,7 +192,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # message it had not started, which would otherwise wait out the visibility timeout below.
 CELERY_WORKER_DISABLE_PREFETCH = True
 # Redis gives an unacknowledged message to another worker after this many seconds. It must outlast the longest
-# task (the hard time limit) and the longest retry countdown (LLM_COLLECT["max_countdown_seconds"]), or a
+# task (the hard time limit) and the longest retry countdown (LLM_CALLS["max_countdown_seconds"]), or a
 # running or waiting task would be handed out a second time. A killed worker's LLM calls do not wait for it:
 # their rows' leases lapse within 30 s and the sweep below queues them again.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
@@ -221,8 +221,9 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Judging survey: reopen the cells of participants whose reservations ran out.
     "surveys-release-expired": {"task": "surveys.tasks.release_expired_reservations", "schedule": 60.0},
-    # LLM calls: re-queue rows whose worker died (lease lapsed, or a retry it held is overdue) and those still
-    # pending after LLM_COLLECT["sweep_minutes"]. Often, so that a dead worker's rows move on within a minute.
+    # LLM calls (collection and LLM judging share one mechanism, llm_collect/calls/): re-queue rows whose worker
+    # died (lease lapsed, or a retry it held is overdue), whose message the broker refused, and those still
+    # pending after LLM_CALLS["sweep_minutes"]. Often, so that such rows move on within a minute.
     "llm-collect-sweep": {"task": "llm_collect.tasks.sweep", "schedule": 15.0},
     "llm-judging-sweep": {"task": "llm_judging.tasks.sweep", "schedule": 15.0},
     # Prolific: apply submission statuses from the submissions list, in case a webhook was missed.
@@ -236,14 +237,23 @@ LLM_RATE_LIMITS = {
     "gemini": {"requests_per_minute": 15, "burst": 1, "concurrency": 4},
     "openai-compatible": {"requests_per_minute": 60, "burst": 1, "concurrency": 4},
 }
-LLM_COLLECT = {
+LLM_CALLS = {  # over llm_collect/calls/config.py DEFAULTS
     "lease_seconds": 30,  # renewed every 10 s while a call runs
     "max_attempts": 5,
     "max_invalid_attempts": 3,
     "sweep_minutes": 15,
     "max_countdown_seconds": min(300, CELERY_TASK_TIME_LIMIT),  # under the visibility timeout above
+    "max_provider_wait_seconds": 600,  # the longest Retry-After (or Gemini retryDelay) obeyed; "inf" included
     "queue": COLLECTION_QUEUE,  # collection and LLM judging tasks (CELERY_TASK_ROUTES sends them there too)
 }
+# Which environment variables a System or judge model may name as its api_key_env (names or fnmatch patterns;
+# one of the project's own settings, SECRET_KEY say, never), and the hosts a key may be sent to besides the
+# providers' own (".example.org" allows its subdomains; empty: the providers' own plus localhost/127.0.0.1).
+LLM_KEY_VARIABLES = env_list(
+    "LLM_KEY_VARIABLES",
+    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "DEEPSEEK_API_KEY", "*_API_KEY"],
+)
+LLM_ALLOWED_HOSTS = env_list("LLM_ALLOWED_HOSTS", [])
 
 # Prolific
 PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")

@@ -53,14 +53,15 @@ def test_both_clients_read_the_same_failure_the_same_way(settings, monkeypatch):
     from llm_collect import client as llm
     from surveys.prolific import client as prolific
 
-    monkeypatch.setenv("FAKE_LLM_KEY", "sk-test")
+    monkeypatch.setenv("FAKE_LLM_API_KEY", "sk-test")
+    settings.LLM_ALLOWED_HOSTS = ["llm.test"]
     settings.PROLIFIC_API_TOKEN = "t"
     settings.PROLIFIC_API_URL = "https://prolific.test/api/v1/"
 
     def busy(request):
         return httpx.Response(409, headers={"retry-after-ms": "250"}, json={"error": {"detail": "busy"}})
 
-    target = llm.Target(provider="openai", model="gpt-4o", base_url="https://llm.test", api_key_env="FAKE_LLM_KEY")
+    target = llm.Target(provider="openai", model="gpt-4o", base_url="https://llm.test", api_key_env="FAKE_LLM_API_KEY")
     with llm.build_client(transport=httpx.MockTransport(busy)) as c, pytest.raises(llm.Retryable) as from_llm:
         llm.complete(target, system_prompt="S", user_prompt="U", http_client=c)
     with (

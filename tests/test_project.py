@@ -231,7 +231,7 @@ def test_every_task_goes_to_a_queue_that_a_worker_of_each_stack_consumes(tmp_pat
     ours = {name for name in app.tasks if not name.startswith("celery.")}
     scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert scheduled <= ours
-    routed = {queue_of(name) for name in ours} | {settings.LLM_COLLECT["queue"]}  # collection names its queue too
+    routed = {queue_of(name) for name in ours} | {settings.LLM_CALLS["queue"]}  # collection names its queue too
     assert routed == {"celery", "collection", "prolific", "refit"}
     stacks = {
         "compose": compose_worker_commands(tmp_path),

@@ -9,11 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from surveys.llm_capabilities import BUDGET_NAMES, Capabilities, capabilities_for
+
 if TYPE_CHECKING:
     from ..client import Target
 
 # Read by this project, never sent to the provider.
-OWN_PARAMETERS = frozenset({"requests_per_minute", "concurrency", "burst", "timeout", "price_per_million"})
+OWN_PARAMETERS = frozenset(
+    {"requests_per_minute", "concurrency", "burst", "timeout", "price_per_million", "capabilities",
+     "length_retry_max_tokens"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ class WireRequest:
     url: str
     headers: dict
     body: dict
+    notes: tuple[str, ...] = ()  # what was changed from the System's parameters to fit the model, and why
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,10 @@ class ReplyContent:
     output_tokens: int = 0  # billed output, reasoning or thinking tokens included
     model_version: str = ""
     finish_reason: str = ""
+    # Why the reply holds no usable text, as the provider said (LLMCall.Outcome: refused, length, blocked; empty:
+    # nothing said), and the provider's own words for it.
+    outcome: str = ""
+    outcome_reason: str = ""
 
 
 class WireFormat(Protocol):
@@ -69,8 +79,18 @@ class WireFormat(Protocol):
 
 
 def sent_parameters(target: Target) -> dict:
-    """The System's parameters as the provider should get them (the project's own ones left out)."""
-    return {k: v for k, v in target.parameters.items() if k not in OWN_PARAMETERS}
+    """The System's parameters as the provider should get them (the project's own ones left out), with the
+    larger output budget of a retry after a length cut (``target.max_output_tokens``) in place of its own."""
+    params = {k: v for k, v in target.parameters.items() if k not in OWN_PARAMETERS}
+    if target.max_output_tokens:
+        for name in BUDGET_NAMES:
+            params.pop(name, None)
+        params["max_tokens"] = target.max_output_tokens
+    return params
+
+
+def target_capabilities(target: Target) -> Capabilities:
+    return capabilities_for(target.provider, target.model, target.parameters.get("capabilities"))
 
 
 def gemini_schema(schema: dict) -> dict:

@@ -1,33 +1,25 @@
 """OpenAI Chat Completions (https://platform.openai.com/docs/api-reference/chat/create).
 
 GPT-4o and the like get a system message and Structured Outputs (``response_format`` of type ``json_schema``).
-Reasoning models (o1, o3, o4 …) take no temperature and use ``max_completion_tokens``; o1 and later read the
-system prompt as a ``developer`` message, while o1-mini and o1-preview accept neither it nor ``response_format``,
-so the system prompt is folded into the user message and the JSON shape is asked for in words only.
+What a model family takes is data (surveys/llm_capabilities.py): reasoning models (gpt-5*, o1, o3, o4 …) take no
+temperature or top_p, limit their output with ``max_completion_tokens`` and read the system prompt as a
+``developer`` message; o1-mini and o1-preview accept neither that nor ``response_format``, so the system prompt
+is folded into the user message and the JSON shape is asked for in words only.
+
+Read back: the message's ``content``; a ``refusal`` instead of it is the outcome "refused" (its text kept),
+``finish_reason`` ``length`` is "length" and ``content_filter`` is "blocked".
 """
 
 from __future__ import annotations
 
-import re
-
+from surveys.llm_capabilities import Capabilities, adjust
 from surveys.services.answer_shape import answer_json_schema
 
-from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters
+from .base import Prompt, ReplyContent, WireRequest, as_int, sent_parameters, target_capabilities
 
 # The answer shape (the study file's), as JSON Schema.
 ANSWER_SCHEMA = answer_json_schema()
-REASONING_UNSUPPORTED = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
-
-
-def is_reasoning_model(model: str) -> bool:
-    """OpenAI's o-series (o1, o1-mini, o3-mini, o4-mini …)."""
-    return re.match(r"^o\d", model.split("/")[-1]) is not None
-
-
-def folds_system_prompt(model: str) -> bool:
-    """o1-mini and o1-preview accept neither system nor developer messages."""
-    name = model.split("/")[-1]
-    return name.startswith("o1-mini") or name.startswith("o1-preview")
+FINISH_OUTCOMES = {"length": "length", "content_filter": "blocked"}
 
 
 def schema_format(prompt: Prompt | None = None) -> dict:
@@ -44,25 +36,26 @@ class OpenAIChat:
 
     def request(self, target, prompt: Prompt) -> WireRequest:
         params = sent_parameters(target)
-        messages, response_format = self.shape(target, prompt, params)
-        body = {"model": target.model, "response_format": response_format, "messages": messages, **params}
+        caps = target_capabilities(target)
+        notes = adjust(params, caps, target.model)
+        body = {
+            "model": target.model,
+            "response_format": self.response_format(prompt, caps),
+            "messages": self.messages(prompt, caps),
+            **params,
+        }
         if body.get("response_format") is None:  # folded o1-mini, or a System that set "response_format": null
             body.pop("response_format", None)
-        return WireRequest(f"{target.endpoint_base}/chat/completions", {"content-type": "application/json"}, body)
+        url = f"{target.endpoint_base}/chat/completions"
+        return WireRequest(url, {"content-type": "application/json"}, body, tuple(notes))
 
-    def shape(self, target, prompt: Prompt, params: dict) -> tuple[list[dict], dict | None]:
-        """The messages and response_format for this model (params lose what a reasoning model refuses)."""
-        messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
-        if not is_reasoning_model(target.model):
-            return messages, schema_format(prompt)
-        for unsupported in REASONING_UNSUPPORTED:
-            params.pop(unsupported, None)
-        if "max_tokens" in params:
-            params["max_completion_tokens"] = params.pop("max_tokens")
-        if folds_system_prompt(target.model):
-            return [{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}], None
-        messages[0]["role"] = "developer"
-        return messages, schema_format(prompt)
+    def messages(self, prompt: Prompt, caps: Capabilities) -> list[dict]:
+        if caps.system_role == "user":
+            return [{"role": "user", "content": f"{prompt.system}\n\n{prompt.user}"}]
+        return [{"role": caps.system_role, "content": prompt.system}, {"role": "user", "content": prompt.user}]
+
+    def response_format(self, prompt: Prompt, caps: Capabilities) -> dict | None:
+        return schema_format(prompt) if caps.json_schema else None
 
     def auth_headers(self, key: str) -> dict:
         return {"authorization": f"Bearer {key}"} if key else {}
@@ -71,11 +64,15 @@ class OpenAIChat:
         choice = (raw.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         usage = raw.get("usage") or {}
+        finish = str(choice.get("finish_reason") or "")
+        refusal = message.get("refusal") or ""
+        outcome = "refused" if refusal else FINISH_OUTCOMES.get(finish, "")
         return ReplyContent(
-            # A refusal comes instead of content; kept as the text so the researcher sees why.
-            text=message.get("content") or message.get("refusal") or "",
+            text=message.get("content") or "",
             input_tokens=as_int(usage.get("prompt_tokens")),
             output_tokens=as_int(usage.get("completion_tokens")),  # reasoning tokens are already in it
             model_version=str(raw.get("model") or ""),
-            finish_reason=str(choice.get("finish_reason") or ""),
+            finish_reason=finish,
+            outcome=outcome,
+            outcome_reason=refusal or (f"finish_reason: {finish}" if outcome else ""),
         )

@@ -1,37 +1,30 @@
-"""One idempotent collection step per Generation: claim, call, record.
+"""One idempotent collection step per Generation: claim, call, record (the claim is the call mechanism's,
+llm_collect/calls/; what is asked and how the reply becomes an Answer are this module's).
 
-Idempotency (docs/architecture.md): a Generation row is created once per system × vignette × sample and every
-state change is a conditional UPDATE (services/states.py). A worker *claims* a row before it calls the provider,
-keeps the claim's short lease alive while it works, and writes the result only while it still holds that claim.
-So a duplicate or redelivered message for a finished row does nothing (no call, no cost), one for a row another
-worker holds waits for the lease, a worker that was killed frees its row within one lease (the sweep queues it
-again), and a worker that was presumed dead and comes back late cannot store a second Answer. The Answer table's
-own unique (system, vignette, sample) is the last guard.
+A Generation row is created once per system × vignette × sample and every state change is a conditional UPDATE
+(calls/states.py). A worker *claims* a row before it calls the provider, keeps the claim's short lease alive
+while it works, and writes the result only while it still holds that claim. So a duplicate or redelivered
+message for a finished row does nothing (no call, no cost), one for a row another worker holds waits for the
+lease, a worker that was killed frees its row within one lease (the sweep queues it again), and a worker that
+was presumed dead and comes back late cannot store a second Answer. The Answer table's own unique (system,
+vignette, sample) is the last guard. See docs/architecture.md.
 """
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
 
 from surveys.models import Answer, Study, System
 from surveys.services.answer_records import create_answer, select_answer
 
 from .. import client
+from ..calls import Called, Request, call_claimed, move, record_unusable, reply_fields, store_result
 from ..models import Generation
 from ..parsing import ParseError, parse_answer
 from ..prompts import render_prompts
-from .calling import Called, Request, call_claimed, record_unusable
-from .config import collect_settings, estimate_cost
-from .states import move, take
 
 Status = Generation.Status
-
-
-def claim(gen: Generation, *, lease_seconds: float) -> str | None:
-    """Take the row for one provider call; None if someone else has it, it is done, or it is at the cap."""
-    return take(gen, lease_seconds=lease_seconds, max_attempts=collect_settings()["max_attempts"])
 
 
 def collect(*, generation_id: int, retries: int = 0) -> str:
@@ -54,21 +47,6 @@ def collect(*, generation_id: int, retries: int = 0) -> str:
     return record_reply(gen, called.token, called.reply, retries=retries)
 
 
-def reply_fields(reply: client.Reply, *, configured) -> dict:
-    """What a paid call stores whatever it was for: the raw exchange, tokens and cost added up, latency, model."""
-    return {
-        "raw_request": reply.request,
-        "raw_response": reply.raw,
-        "raw_text": reply.text,
-        "input_tokens": F("input_tokens") + reply.input_tokens,
-        "output_tokens": F("output_tokens") + reply.output_tokens,
-        "cost_estimate": F("cost_estimate") + estimate_cost(configured, reply.input_tokens, reply.output_tokens),
-        "latency_ms": round(reply.latency * 1000),
-        "model_version": reply.model_version[:200],
-        "finish_reason": reply.finish_reason[:64],
-    }
-
-
 def record_reply(gen: Generation, token: str, reply: client.Reply, *, retries: int = 0) -> str:
     """Store what came back, then either an Answer (DONE), another try, or INVALID for the researcher."""
     call_fields = reply_fields(reply, configured=gen.system)
@@ -82,18 +60,10 @@ def record_reply(gen: Generation, token: str, reply: client.Reply, *, retries: i
 
     try:
         with transaction.atomic():
-            stored = move(
-                gen,
-                token=token,
-                to=Status.DONE,
-                outcome="answer stored",
-                error="",
-                reply=reply,
-                parse_error="",
-                normalised=parsed.normalised,
-                original_weights=parsed.original_weights,
-                **call_fields,
-            )
+            stored = store_result(
+                gen, token, reply, event="answer stored", call_fields=call_fields,
+                normalised=parsed.normalised, original_weights=parsed.original_weights,
+            )  # fmt: skip
             if not stored:
                 return "skipped"  # our lease ran out and another worker took the row: its result counts
             answer = create_answer(
@@ -111,7 +81,7 @@ def record_reply(gen: Generation, token: str, reply: client.Reply, *, retries: i
     except (IntegrityError, ValidationError) as exc:
         # Only if someone stored this sample by another route meanwhile: keep the reply, flag the row.
         error = f"The reply could not be stored as an answer: {exc}"
-        move(gen, token=token, to=Status.FAILED, outcome="not stored", error=error, reply=reply, **call_fields)
+        move(gen, token=token, to=Status.FAILED, event="not stored", error=error, reply=reply, **call_fields)
         return Status.FAILED
     return Status.DONE
 

@@ -1,18 +1,17 @@
-"""One idempotent judging step per JudgeCall: claim, call, record, with answer collection's own mechanism.
+"""One idempotent judging step per JudgeCall: claim, call, record, through the one call mechanism
+(llm_collect/calls/); what is asked and how the picks are read are this module's.
 
-llm_collect.services.calling.call_claimed claims the row before the provider is called, keeps its lease alive
-while the call runs, and every change is written by ``move`` on the row still held with the claim token: a
-redelivered message for a finished row does nothing, a killed worker's row is free again within one lease, and
-a worker presumed dead cannot store a second set of picks. Rate and concurrency limits are the provider's,
-shared with answer collection (llm_collect/limits.py), so judging and collecting never overrun a key together.
+call_claimed claims the row before the provider is called, keeps its lease alive while the call runs, and every
+change is written by ``move`` on the row still held with the claim token: a redelivered message for a finished
+row does nothing, a killed worker's row is free again within one lease, and a worker presumed dead cannot store
+a second set of picks. Rate and concurrency limits are the provider's, shared with answer collection
+(llm_collect/limits.py), so judging and collecting never overrun a key together. See docs/architecture.md.
 """
 
 from __future__ import annotations
 
 from llm_collect import client
-from llm_collect.services.calling import Called, Request, call_claimed, record_unusable
-from llm_collect.services.collecting import reply_fields
-from llm_collect.services.states import move
+from llm_collect.calls import Called, Request, call_claimed, record_unusable, reply_fields, store_result
 
 from ..models import JudgeCall
 from .prompts import SYSTEM_PROMPT, ParseError, judgment_schema, parse_picks, render_judging_prompt
@@ -25,6 +24,7 @@ def judge_item(*, call_id: int, retries: int = 0) -> str:
 
     Raises TryAgain (with the delay) when the task should run again later: no rate or concurrency slot, a
     retryable provider error (429, 5xx, timeout), a malformed reply with attempts left, or another worker's lease.
+    A refusal, a safety block or a length cut is settled by call_claimed with the provider's reason.
     """
     related = ("judge", "cell__study", "cell__vignette", "first_answer", "second_answer")
     call = JudgeCall.objects.select_related(*related).filter(pk=call_id).first()
@@ -55,16 +55,7 @@ def record_reply(call: JudgeCall, token: str, reply: client.Reply, keys: list[st
         return record_unusable(
             call, token, reply, error=error, parse_error=str(exc), call_fields=call_fields, retries=retries
         )
-    stored = move(
-        call,
-        token=token,
-        to=Status.DONE,
-        outcome="judged",
-        error="",
-        reply=reply,
-        parse_error="",
-        picks=parsed.picks,
-        reasons=parsed.reasons,
-        **call_fields,
+    stored = store_result(
+        call, token, reply, event="judged", call_fields=call_fields, picks=parsed.picks, reasons=parsed.reasons
     )
     return Status.DONE if stored else "skipped"  # not stored: our lease ran out and another worker took it

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, fields
 
-from analysis.csv_text import to_csv
+from analysis.csv_text import csv_lines
 from analysis.results.shapes import Fit, ItemEstimate, QuestionResult, SystemAtFit
 from surveys.models import Study
 
@@ -26,12 +27,13 @@ def judging_report(*, study: Study) -> dict:
     }
 
 
-def export_csv(*, study: Study, name: str) -> str:
-    """llm-agreement.csv or llm-estimates.csv; KeyError for another name."""
+def export_lines(*, study: Study, name: str) -> Iterator[str]:
+    """llm-agreement.csv or llm-estimates.csv one line at a time, for a streamed download; KeyError for another
+    name (raised before the first line, so a view can still answer 404)."""
+    key, columns = {"llm-agreement.csv": ("agreement", AGREEMENT_COLUMNS),
+                    "llm-estimates.csv": ("estimates", ESTIMATE_COLUMNS)}[name]  # fmt: skip
     report = judging_report(study=study)
-    rows = {"llm-agreement.csv": ("agreement", AGREEMENT_COLUMNS), "llm-estimates.csv": ("estimates", ESTIMATE_COLUMNS)}
-    key, columns = rows[name]
-    return to_csv(columns, [asdict(row) for row in report[key]])
+    return csv_lines(columns, (asdict(row) for row in report[key]))
 
 
 def plot_inputs(*, study: Study, question: str, judge: str, kind: str):

@@ -2,7 +2,9 @@
 
 from django import forms
 from django.contrib import admin
+from django.utils.html import format_html_join
 
+from ..llm_capabilities import parameter_notes
 from ..models import METHOD_QUESTIONS, Question, System, Vignette
 from .frozen import FrozenWhenLive
 
@@ -66,6 +68,18 @@ class SystemInline(FrozenWhenLive, admin.TabularInline):
     formset = StudyPartFormSet
     extra = 0
     fields = ["position", "key", "label", "kind", "provider", "model", "base_url", "api_key_env", "parameters"]
+    readonly_fields = ["not_sent"]
+
+    def get_fields(self, request, obj=None):
+        return [*super().get_fields(request, obj), "not_sent"]  # shown, never posted
+
+    @admin.display(description="Changed before sending")
+    def not_sent(self, system: System) -> str:
+        """What the model does not take, renamed or left out (README, "Model capabilities"); empty: nothing."""
+        if not system.pk or system.kind != System.Kind.LLM:
+            return ""
+        notes = parameter_notes(system.provider, system.model, system.parameters or {})
+        return format_html_join("", "<div>{}</div>", ((note,) for note in notes)) or "nothing"
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         # Nine columns side by side: compact widgets keep the row within the page.

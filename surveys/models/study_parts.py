@@ -7,6 +7,7 @@ chain to Study (and its own ordering) on every query that does not order for its
 from django.db import models
 from django.db.models import Q
 
+from ..key_variables import AllowedKeyVariable
 from .study import Study
 from .translations import TRANSLATIONS_HELP, check_translations
 
@@ -110,7 +111,10 @@ class System(models.Model):
     model = models.CharField(max_length=100, blank=True)
     base_url = models.URLField(blank=True)
     api_key_env = models.CharField(
-        max_length=64, blank=True, help_text="Name of the environment variable holding the key."
+        max_length=64,
+        blank=True,
+        validators=[AllowedKeyVariable()],
+        help_text="Name of the environment variable holding the key (one the setting LLM_KEY_VARIABLES allows).",
     )
     parameters = models.JSONField(default=dict, blank=True, help_text="Provider parameters, e.g. temperature.")
     position = models.PositiveSmallIntegerField(default=0)

@@ -14,6 +14,15 @@ for every later request. A step is a dict:
 - ``{"sleep": 3}``: wait that long before answering (for client timeouts)
 - ``{"body": "<html>oops"}``: a 200 whose body is not JSON
 - ``{"hold": threading.Event()}``: wait until the event is set (a call in flight, for killed-worker tests)
+- ``{"outcome": "refused" | "length" | "blocked"}``: a 200 that is a refusal, a length cut or a safety block, in
+  the provider's own shape (``"reason"`` sets the refusal text or the block reason)
+- ``{"status": 429, "retry_delay": "2s"}``: Gemini's wait in the body (google.rpc.RetryInfo), no header;
+  ``"headers": {...}`` adds any header (``x-should-retry``, ``x-ratelimit-reset-requests`` …)
+
+Requests the real API would refuse get its 400 (tests/fakes/wire_rules.py): a temperature or ``max_tokens``
+sent to a reasoning model, a forced tool beside Anthropic's extended thinking, a setting Gemini does not know
+in ``generationConfig``, a thinking budget out of range … With thinking on, replies carry a thinking block
+(Anthropic) or thought tokens (Gemini), as the real ones do.
 
 It can also enforce a rate limit like a provider: ``requests_per_minute`` with ``burst`` (GCRA); a request
 that comes too early gets 429 with a Retry-After header, and is counted in ``rejected``. ``latency`` delays
@@ -33,6 +42,8 @@ import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from . import wire_rules
 
 POOL = [
     ("honesty", "Lying would betray the trust the others place in the character."),
@@ -77,6 +88,7 @@ class FakeLLMServer:
         self.requests: list[tuple[str, dict, dict]] = []
         self.served = 0
         self.rejected = 0
+        self.refused: list[str] = []  # the 400s a real API would have answered (wire_rules)
         self.server: ThreadingHTTPServer | None = None
 
     # lifecycle -------------------------------------------------------------------------------------------
@@ -149,6 +161,11 @@ class FakeLLMServer:
         fmt = "anthropic" if path.endswith("/v1/messages") else "gemini" if ":generateContent" in path else "openai"
         if fmt == "anthropic" and ("x-api-key" not in headers or "anthropic-version" not in headers):
             return self.send(handler, 401, {"type": "error", "error": {"type": "authentication_error"}})
+        refused = self.wire_refusal(fmt, path, body)
+        if refused:
+            with self.lock:
+                self.refused.append(refused)
+            return self.send(handler, 400, self.error_body(fmt, 400, refused))
         early = self.over_limit()
         if early:
             return self.send(handler, 429, self.error_body(fmt, 429), {"retry-after": str(math.ceil(early))})
@@ -161,7 +178,12 @@ class FakeLLMServer:
             step["hold"].wait(30)
         if "status" in step:
             extra = {"retry-after": str(step["retry_after"])} if "retry_after" in step else {}
-            return self.send(handler, step["status"], self.error_body(fmt, step["status"]), extra)
+            error = self.error_body(fmt, step["status"])
+            if "retry_delay" in step:  # Gemini: the wait in the body only
+                error["error"]["details"] = [
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": step["retry_delay"]}
+                ]
+            return self.send(handler, step["status"], error, {**extra, **step.get("headers", {})})
         if "body" in step:
             return self.send_raw(handler, 200, step["body"].encode(), "text/html")
         keys, prompt = judging_request(fmt, body)
@@ -169,12 +191,24 @@ class FakeLLMServer:
         text = step.get("text", default)
         model = body.get("model") or path.rsplit("/", 1)[-1].split(":")[0]
         reply = self.reply_body(fmt, model, text, n)
-        if fmt == "anthropic" and body.get("tool_choice"):
+        if fmt == "anthropic" and body.get("tools") and step.get("tool", True):
             with contextlib.suppress(ValueError):  # not JSON: a text block, as a model ignoring the tool sends
                 reply["content"] = [
                     {"type": "tool_use", "id": f"toolu_{n}", "name": "judgment", "input": json.loads(text)}
                 ]
+                reply["stop_reason"] = "tool_use"
+        think(fmt, body, reply)
+        if "outcome" in step:
+            unanswered(fmt, reply, step["outcome"], step.get("reason"))
         return self.send(handler, 200, reply)
+
+    @staticmethod
+    def wire_refusal(fmt: str, path: str, body: dict) -> str | None:
+        if fmt == "anthropic":
+            return wire_rules.anthropic_refusal(body)
+        if fmt == "gemini":
+            return wire_rules.gemini_refusal(path.rsplit("/", 1)[-1].split(":")[0], body)
+        return wire_rules.openai_refusal(body)
 
     def reply_body(self, fmt: str, model: str, text: str, n: int) -> dict:
         version = f"{model}{self.suffix}"
@@ -203,12 +237,16 @@ class FakeLLMServer:
         }
 
     @staticmethod
-    def error_body(fmt: str, status: int) -> dict:
+    def error_body(fmt: str, status: int, message: str = "") -> dict:
+        message = message or f"fake error {status}"
         if fmt == "anthropic":
-            return {"type": "error", "error": {"type": "rate_limit_error" if status == 429 else "api_error"}}
+            kind = {429: "rate_limit_error", 400: "invalid_request_error"}.get(status, "api_error")
+            return {"type": "error", "error": {"type": kind, "message": message}}
         if fmt == "gemini":
-            return {"error": {"code": status, "status": "RESOURCE_EXHAUSTED" if status == 429 else "INTERNAL"}}
-        return {"error": {"message": f"fake error {status}", "type": "rate_limit" if status == 429 else "server"}}
+            kind = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT"}.get(status, "INTERNAL")
+            return {"error": {"code": status, "message": message, "status": kind}}
+        kind = {429: "rate_limit", 400: "invalid_request_error"}.get(status, "server")
+        return {"error": {"message": message, "type": kind}}
 
     def send(self, handler, status: int, payload: dict, headers: dict | None = None) -> None:
         self.send_raw(handler, status, json.dumps(payload).encode(), "application/json", headers)
@@ -244,3 +282,40 @@ def judging_request(fmt: str, body: dict) -> tuple[list[str] | None, str]:
     if not keys:  # json_object mode (OpenAI-compatible): the keys from the prompt's list
         keys = re.findall(r"^- ([a-z0-9_-]+): ", prompt.split("WHICH ANSWER IS BETTER?")[-1], flags=re.M)
     return keys, prompt
+
+
+def think(fmt: str, body: dict, reply: dict) -> None:
+    """Thinking as the real replies carry it: a thinking block first (Anthropic), thought tokens (Gemini)."""
+    if fmt == "anthropic" and (body.get("thinking") or {}).get("type") == "enabled":
+        reply["content"].insert(0, {"type": "thinking", "thinking": "Weighing both.", "signature": "sig"})
+    budget = ((body.get("generationConfig") or {}).get("thinkingConfig") or {}).get("thinkingBudget", -1)
+    if fmt == "gemini" and budget != 0 and str(reply.get("modelVersion", "")).startswith("gemini-2.5"):
+        reply["usageMetadata"]["thoughtsTokenCount"] = 100
+
+
+def unanswered(fmt: str, reply: dict, outcome: str, reason: str | None) -> None:
+    """Turn a 200 reply into a refusal, a length cut or a safety block, each in its provider's shape."""
+    if fmt == "anthropic":
+        reply["stop_reason"] = {"refused": "refusal", "length": "max_tokens", "blocked": "refusal"}[outcome]
+        if outcome != "length":
+            reply["content"] = [{"type": "text", "text": reason or "I can't help with that."}]
+    elif fmt == "gemini":
+        candidate = reply["candidates"][0]
+        if outcome == "length":
+            candidate["finishReason"] = "MAX_TOKENS"
+        elif outcome == "blocked" and reason == "prompt":
+            reply["candidates"] = []
+            reply["promptFeedback"] = {"blockReason": "SAFETY", "safetyRatings": [
+                {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]}  # fmt: skip
+        else:
+            candidate["finishReason"] = "SAFETY"
+            candidate["content"] = {"role": "model", "parts": []}
+            candidate["safetyRatings"] = [{"category": "HARM_CATEGORY_HARASSMENT", "probability": "MEDIUM"}]
+    else:
+        choice = reply["choices"][0]
+        if outcome == "refused":
+            choice["message"] = {"role": "assistant", "content": None, "refusal": reason or "I can't help with that."}
+        else:
+            choice["finish_reason"] = {"length": "length", "blocked": "content_filter"}[outcome]
+            if outcome == "blocked":
+                choice["message"]["content"] = None

@@ -11,7 +11,7 @@ from tests.fakes.llm_servers import FakeLLMServer, answer_json
 
 def target(url, provider="openai", model="gpt-4o", **parameters):
     return client.Target(
-        provider=provider, model=model, base_url=url, api_key_env="FAKE_LLM_KEY", parameters=parameters
+        provider=provider, model=model, base_url=url, api_key_env="FAKE_LLM_API_KEY", parameters=parameters
     )
 
 

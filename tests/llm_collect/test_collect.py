@@ -8,6 +8,8 @@ import time_machine
 from django.utils import timezone
 
 from llm_collect import services
+from llm_collect.calls.config import retry_delay
+from llm_collect.calls.states import claim
 from llm_collect.models import Generation
 from surveys.models import Answer
 from tests.fakes.llm_servers import FakeLLMServer, answer_json
@@ -72,7 +74,7 @@ def test_429_with_retry_after_puts_the_row_back_and_asks_the_task_to_wait():
         with pytest.raises(services.TryAgain) as caught:
             services.collect(generation_id=gen.pk)
         assert caught.value.retry_after == 60
-        assert services.retry_delay(retries=0, retry_after=60, backoff=True) >= 60
+        assert retry_delay(retries=0, retry_after=60, backoff=True) >= 60
         gen.refresh_from_db()
         assert gen.status == Generation.Status.PENDING
         assert "429" in gen.error
@@ -102,7 +104,7 @@ def test_a_provider_that_keeps_failing_is_given_up_after_the_attempts_cap():
         study = make_llm_study(url=server.url, vignettes=1)
         _, (gen,) = generations(study)
         assert collect_until_settled(gen) == Generation.Status.FAILED
-        assert len(server.requests) == services.collect_settings()["max_attempts"]
+        assert len(server.requests) == services.call_settings()["max_attempts"]
     gen.refresh_from_db()
     assert "gave up" in gen.error
     assert gen.answer is None
@@ -134,7 +136,7 @@ def test_malformed_json_is_stored_with_its_error_asked_again_then_flagged_invali
         study = make_llm_study(url=server.url, vignettes=1)
         _, (gen,) = generations(study)
         assert collect_until_settled(gen) == Generation.Status.INVALID
-        assert len(server.requests) == services.collect_settings()["max_invalid_attempts"]
+        assert len(server.requests) == services.call_settings()["max_invalid_attempts"]
     gen.refresh_from_db()
     assert gen.raw_text.startswith('{"features"')
     assert "no JSON object" in gen.parse_error
@@ -171,7 +173,7 @@ def test_a_worker_stopped_mid_call_and_the_task_delivered_again_stores_exactly_o
     study = make_llm_study(url=fake.url, vignettes=1)
     _, (gen,) = generations(study)
     # The first worker claims the row and is killed while its call is in flight: the row stays RUNNING.
-    dead_token = services.claim(gen, lease_seconds=300)
+    dead_token = claim(gen, lease_seconds=300, max_attempts=5)
     assert dead_token
     # Redelivered while the lease runs: no second call, just "come back when the lease is over".
     with pytest.raises(services.TryAgain, match="held by another worker") as caught:
@@ -244,7 +246,7 @@ def test_without_a_broker_the_task_waits_in_process_instead_of_requeueing(settin
     with FakeLLMServer(script=[{"status": 429, "retry_after": 0}, {"status": 500}]) as server:
         study = make_llm_study(url=server.url, vignettes=1)
         _, (gen,) = generations(study)
-        settings.LLM_COLLECT = {**settings.LLM_COLLECT, "backoff_base_seconds": 0.01}
+        settings.LLM_CALLS = {**settings.LLM_CALLS, "backoff_base_seconds": 0.01}
         assert tasks.collect.apply(args=(gen.pk,)).get() == Generation.Status.DONE
         assert len(server.requests) == 3
 

@@ -6,11 +6,18 @@ from pathlib import Path
 
 import httpx
 import pytest
+import time_machine
 
 from llm_collect import client
 from llm_collect.providers import PROVIDERS, wire_format
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llm"
+
+
+@pytest.fixture(autouse=True)
+def provider_hosts(settings):
+    """The recorded payloads are served as if from these hosts: the deployment allows them a key."""
+    settings.LLM_ALLOWED_HOSTS = ["provider.test", "p.test"]
 
 
 def recorded(name: str) -> dict:
@@ -24,7 +31,9 @@ def served(name: str, provider: str, model: str = "m"):
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(payload["status"], headers=payload["headers"], json=payload["body"])
 
-    target = client.Target(provider=provider, model=model, base_url="https://provider.test", api_key_env="FAKE_LLM_KEY")
+    target = client.Target(
+        provider=provider, model=model, base_url="https://provider.test", api_key_env="FAKE_LLM_API_KEY"
+    )
     with client.build_client(transport=httpx.MockTransport(answer)) as http_client:
         return client.complete(target, system_prompt="S", user_prompt="U", http_client=http_client)
 
@@ -155,7 +164,7 @@ def test_a_reply_of_an_unexpected_shape_is_retryable():
     def answer(request):
         return httpx.Response(200, json={"choices": "not a list"})
 
-    target = client.Target(provider="openai", model="gpt-4o", base_url="https://p.test", api_key_env="FAKE_LLM_KEY")
+    target = client.Target(provider="openai", model="gpt-4o", base_url="https://p.test", api_key_env="FAKE_LLM_API_KEY")
     with (
         client.build_client(transport=httpx.MockTransport(answer)) as http_client,
         pytest.raises(client.Retryable, match="Unexpected response shape"),
@@ -166,3 +175,51 @@ def test_a_reply_of_an_unexpected_shape_is_retryable():
 def test_an_unknown_provider_is_permanent():
     with pytest.raises(client.Permanent, match="Unknown provider"):
         client.complete(client.Target(provider="cohere", model="x"), system_prompt="S", user_prompt="U")
+
+
+@pytest.mark.parametrize(
+    ("name", "provider", "outcome", "reason"),
+    [
+        ("openai_chat_refusal_reply.json", "openai", "refused", "I'm sorry, I cannot assist with that request."),
+        ("openai_chat_length_reply.json", "openai", "length", "finish_reason: length"),
+        ("openai_chat_content_filter_reply.json", "openai", "blocked", "finish_reason: content_filter"),
+        ("anthropic_messages_refusal_reply.json", "anthropic", "refused", "stop_reason: refusal. I can't help with that."),
+        ("anthropic_messages_max_tokens_reply.json", "anthropic", "length", "stop_reason: max_tokens"),
+        ("gemini_generate_safety_reply.json", "gemini", "blocked",
+         "finishReason: SAFETY; rated: HARM_CATEGORY_HARASSMENT MEDIUM"),
+        ("gemini_generate_block_reason_reply.json", "gemini", "blocked",
+         "promptFeedback.blockReason: SAFETY; rated: HARM_CATEGORY_DANGEROUS_CONTENT HIGH"),
+        ("gemini_generate_max_tokens_reply.json", "gemini", "length", "finishReason: MAX_TOKENS"),
+    ],
+)  # fmt: skip
+def test_a_published_refusal_cut_or_block_is_read_as_that_outcome_with_the_providers_reason(
+    name, provider, outcome, reason
+):
+    reply = served(name, provider)
+    assert (reply.outcome, reply.outcome_reason) == (outcome, reason)
+
+
+def test_a_published_tool_use_reply_gives_the_tools_input_not_the_commentary_beside_it():
+    reply = served("anthropic_messages_tool_use_reply.json", "anthropic")
+    assert json.loads(reply.text) == {"features": {"choice": "A", "reason": "Names more of what matters."}}
+    assert reply.outcome == ""
+
+
+@time_machine.travel("2026-12-01T12:00:00Z", tick=False)
+@pytest.mark.parametrize(
+    ("name", "provider", "wait"),
+    [
+        ("gemini_generate_429_retry_info.json", "gemini", 37.0),  # in the body: RetryInfo.retryDelay
+        ("openai_chat_429_reset_headers.json", "openai", 0.12),  # the bucket that ran out: requests, 120ms
+        ("anthropic_messages_429_reset_headers.json", "anthropic", 30.0),  # requests-remaining 0, reset at :30
+    ],
+)
+def test_a_published_429_without_retry_after_waits_as_its_body_or_reset_headers_say(name, provider, wait):
+    with pytest.raises(client.Retryable) as caught:
+        served(name, provider)
+    assert caught.value.retry_after == pytest.approx(wait)
+
+
+def test_a_published_429_that_says_not_to_retry_is_permanent():
+    with pytest.raises(client.Permanent, match="x-should-retry: false"):
+        served("openai_chat_429_should_retry_false.json", "openai")

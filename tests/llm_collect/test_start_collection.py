@@ -11,7 +11,7 @@ from llm_collect.models import Generation
 from surveys.services.answer_records import create_answer
 from surveys.services.answer_shape import FeatureIn
 
-from .conftest import make_llm_study
+from .conftest import make_llm_study, queued
 
 
 @pytest.mark.django_db
@@ -20,10 +20,10 @@ def test_it_queues_one_task_per_system_vignette_and_sample_after_commit(fake, dj
     with django_capture_on_commit_callbacks() as callbacks:
         run = services.start_collection(study=study, samples=2)
     assert run.planned == 12
-    assert len(callbacks) == 12
+    assert len(queued(callbacks)) == 12
     assert Generation.objects.filter(run=run, status="pending").count() == 12
     assert set(run.systems.values_list("key", flat=True)) == {"m0", "m1"}  # not the human system
-    first = [cb.args[0][0] for cb in callbacks[:2]]
+    first = queued(callbacks)[:2]
     gens = Generation.objects.in_bulk(first)
     assert {g.sample for g in gens.values()} == {1}
     assert len({g.system_id for g in gens.values()}) == 2
@@ -40,7 +40,7 @@ def test_starting_again_reuses_rows_and_does_not_ask_finished_samples_again(fake
     assert Generation.objects.count() == 2
     assert again.planned == 1
     assert again.already_present == 1
-    assert len(callbacks) == 1
+    assert len(queued(callbacks)) == 1
 
 
 @pytest.mark.django_db
@@ -57,8 +57,8 @@ def test_a_sample_that_already_has_an_answer_is_not_asked_for(fake):
 @pytest.mark.django_db
 def test_a_missing_key_stops_the_start_with_the_variable_named(fake, monkeypatch):
     study = make_llm_study(url=fake.url, vignettes=1)
-    monkeypatch.delenv("FAKE_LLM_KEY")
-    with pytest.raises(ValidationError, match="FAKE_LLM_KEY"):
+    monkeypatch.delenv("FAKE_LLM_API_KEY")
+    with pytest.raises(ValidationError, match="FAKE_LLM_API_KEY"):
         services.start_collection(study=study)
     assert not Generation.objects.exists()
 
@@ -81,7 +81,7 @@ def test_failed_rows_are_asked_again_only_when_requested(fake, django_capture_on
         assert services.start_collection(study=study, samples=1).planned == 0
         run = services.start_collection(study=study, samples=1, retry_failed=True)
     assert run.planned == 1
-    assert len(callbacks) == 1
+    assert len(queued(callbacks)) == 1
     assert Generation.objects.get().attempts == 0
 
 
@@ -96,7 +96,7 @@ def test_the_sweep_requeues_stale_pending_and_expired_running_rows_once(fake, dj
     )
     with django_capture_on_commit_callbacks() as callbacks:
         assert services.sweep_generations() == 2
-    assert sorted(cb.args[0][0] for cb in callbacks) == sorted([stale.pk, expired.pk])
+    assert sorted(queued(callbacks)) == sorted([stale.pk, expired.pk])
     assert services.sweep_generations() == 1  # the expired lease is still expired; the stale row is fresh now
 
 
@@ -104,7 +104,7 @@ def test_the_sweep_requeues_stale_pending_and_expired_running_rows_once(fake, dj
 def test_the_sweep_fails_rows_that_reached_the_attempts_cap(fake):
     study = make_llm_study(url=fake.url, vignettes=1)
     services.start_collection(study=study, samples=1)
-    cap = services.collect_settings()["max_attempts"]
+    cap = services.call_settings()["max_attempts"]
     Generation.objects.update(attempts=cap, queued_at=timezone.now() - timedelta(hours=1))
     assert services.sweep_generations() == 0
     assert Generation.objects.get().status == "failed"

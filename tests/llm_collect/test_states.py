@@ -9,12 +9,12 @@ import pytest
 from django.utils import timezone
 
 from llm_collect import limits, services
+from llm_collect.calls.states import claim, move
 from llm_collect.models import Generation
-from llm_collect.services.states import move
 from surveys.models import Answer
 from tests.fakes.llm_servers import FakeLLMServer
 
-from .conftest import make_llm_study
+from .conftest import OwnRedis, make_llm_study, queued
 
 BAD = {"text": "not JSON at all"}
 
@@ -56,7 +56,7 @@ def settled(gen, **expected):
 def test_each_end_of_an_attempt_appends_history_and_clears_the_claim(
     settings, script, settings_change, returned, status, outcome
 ):
-    settings.LLM_COLLECT = {**settings.LLM_COLLECT, **settings_change}
+    settings.LLM_CALLS = {**settings.LLM_CALLS, **settings_change}
     with FakeLLMServer(script=script) as server:
         gen = one_generation(server.url)
         assert step(gen) == returned
@@ -98,7 +98,7 @@ def test_a_reply_that_cannot_be_stored_fails_the_row_and_frees_it(fake):
 @pytest.mark.django_db
 def test_giving_up_writes_history(fake, settings):
     gen = one_generation(fake.url)
-    Generation.objects.filter(pk=gen.pk).update(attempts=services.collect_settings()["max_attempts"])
+    Generation.objects.filter(pk=gen.pk).update(attempts=services.call_settings()["max_attempts"])
     assert step(gen) == "failed"
     gen = settled(gen, status="failed")
     assert gen.history[-1]["outcome"] == "gave up"
@@ -118,9 +118,9 @@ def test_already_answered_and_asked_again_are_history_too(fake):
 @pytest.mark.django_db
 def test_a_move_from_a_claim_another_worker_took_changes_nothing(fake):
     gen = one_generation(fake.url)
-    token = services.claim(gen, lease_seconds=30)
+    token = claim(gen, lease_seconds=30, max_attempts=5)
     gen.refresh_from_db()
-    assert move(gen, token="someone-else", to="done", outcome="answer stored") is False
+    assert move(gen, token="someone-else", to="done", event="answer stored") is False
     gen.refresh_from_db()
     assert (gen.status, gen.claim, gen.history) == ("running", token, [])
 
@@ -129,19 +129,19 @@ def test_a_move_from_a_claim_another_worker_took_changes_nothing(fake):
 def test_a_pending_row_whose_retry_is_overdue_is_queued_again_once(fake, django_capture_on_commit_callbacks):
     gen = one_generation(fake.url)
     waiting = one_generation(fake.url, slug="other")  # a second study's row, its retry still ahead
-    grace = services.collect_settings()["sweep_grace_seconds"]
+    grace = services.call_settings()["sweep_grace_seconds"]
     Generation.objects.filter(pk=gen.pk).update(not_before=timezone.now() - timedelta(seconds=grace + 1))
     Generation.objects.filter(pk=waiting.pk).update(not_before=timezone.now() + timedelta(seconds=10))
     with django_capture_on_commit_callbacks() as callbacks:
         assert services.sweep_generations() == 1
-    assert [cb.args[0][0] for cb in callbacks] == [gen.pk]
+    assert queued(callbacks) == [gen.pk]
     assert services.sweep_generations() == 0  # its new message waits in the broker now
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_lease_is_renewed_while_a_call_runs(settings):
     """Evidence is the lease moving forward during the call, read from the database, not a pause."""
-    settings.LLM_COLLECT = {**settings.LLM_COLLECT, "lease_seconds": 0.6}
+    settings.LLM_CALLS = {**settings.LLM_CALLS, "lease_seconds": 0.6}
     in_call = threading.Event()
     with FakeLLMServer(script=[{"hold": in_call}]) as server:
         # Made directly: committing a run would run its task in-process at once (no broker in this test).
@@ -174,39 +174,6 @@ def wait_for_value(read, timeout=20.0):
             pytest.fail("the value never came")
         time.sleep(0.05)
     return value
-
-
-class OwnRedis:
-    """A redis-server of the test's own on a free port, so that stopping it touches no other user of Redis."""
-
-    def __enter__(self):
-        import socket
-        import subprocess
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        limits.redis_client.cache_clear()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                limits.redis_client(self.url).ping()
-                return self
-            except Exception:
-                time.sleep(0.05)
-        pytest.fail("redis-server did not start")
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-    def __exit__(self, *exc):
-        if self.process.poll() is None:
-            self.stop()
-        limits.redis_client.cache_clear()
 
 
 @pytest.mark.redis

@@ -28,8 +28,8 @@ def test_a_worker_killed_mid_call_strands_nothing_and_pays_no_sample_twice(setti
 
     assert live.CELERY_BEAT_SCHEDULE["llm-collect-sweep"]["schedule"] == SWEEP_EVERY
     queue = own_queue("llm-killed")
-    settings.LLM_COLLECT = {**settings.LLM_COLLECT, "queue": queue}
-    env = {"FAKE_LLM_KEY": "sk-test", "LLM_COLLECT_QUEUE": queue}
+    settings.LLM_CALLS = {**settings.LLM_CALLS, "queue": queue}
+    env = {"FAKE_LLM_API_KEY": "sk-test", "LLM_COLLECT_QUEUE": queue}
     never_answered = threading.Event()  # the doomed worker's calls stay in flight until it is dead
     with FakeLLMServer(script=[{"hold": never_answered}, {"hold": never_answered}]) as server:
         study = make_llm_study(url=server.url, vignettes=2)

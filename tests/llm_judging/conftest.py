@@ -6,6 +6,7 @@ from llm_collect import limits
 from llm_judging.models import JudgeModel
 from tests.conftest import make_judged_study
 from tests.fakes.llm_servers import FakeLLMServer
+from tests.llm_collect.conftest import queued  # noqa: F401  (the same helper)
 
 FAST = {"requests_per_minute": 60000, "burst": 100, "concurrency": 50}
 MODELS = {
@@ -23,7 +24,7 @@ def fresh_local_limiter(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def keys(monkeypatch):
-    monkeypatch.setenv("FAKE_LLM_KEY", "sk-test")
+    monkeypatch.setenv("FAKE_LLM_API_KEY", "sk-test")
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def make_judge(url: str, provider: str = "openai", *, key: str | None = None, pa
         provider=provider,
         model=MODELS[provider],
         base_url=url,
-        api_key_env="FAKE_LLM_KEY",
+        api_key_env="FAKE_LLM_API_KEY",
         parameters={**FAST, **(parameters or {})},
     )
 

@@ -107,8 +107,9 @@ def test_the_page_exports_and_plots_are_for_staff(judged, staff_client):
     assert "<tr><td>Additional information</td>" in text
     assert "plots/llm/oracle/additional_info.svg" in text  # the plots' addresses keep the keys
     csv = staff_client.get(url + "exports/llm-agreement.csv")
-    assert csv.content.decode().splitlines()[0].startswith("question,judge,picks,cells,agreement,kappa")
-    assert staff_client.get(url + "exports/llm-estimates.csv").content.decode().count("\n") == 1 + 5 * 3 * 2
+    assert csv.streaming  # a download as it is written, not built whole first
+    assert streamed(csv).splitlines()[0].startswith("question,judge,picks,cells,agreement,kappa")
+    assert streamed(staff_client.get(url + "exports/llm-estimates.csv")).count("\n") == 1 + 5 * 3 * 2
     assert staff_client.get(url + "exports/other.csv").status_code == 404
     for kind in ("llm", "ppi"):
         svg = staff_client.get(url + f"plots/{kind}/oracle/features.svg")
@@ -133,7 +134,7 @@ def test_the_admin_starts_a_run_and_lists_its_calls(judged_study, researcher, cl
 
     with FakeLLMServer() as fake:
         judge = JudgeModel.objects.create(key="gpt-4o", provider="openai", model="gpt-4o", base_url=fake.url,
-                                          api_key_env="FAKE_LLM_KEY")  # fmt: skip
+                                          api_key_env="FAKE_LLM_API_KEY")  # fmt: skip
         assert client.get("/admin/llm_judging/judgingrun/add/").status_code == 200
         response = client.post(
             "/admin/llm_judging/judgingrun/add/",
@@ -146,3 +147,7 @@ def test_the_admin_starts_a_run_and_lists_its_calls(judged_study, researcher, cl
         assert client.get("/admin/llm_judging/judgecall/").status_code == 200
         call = JudgeCall.objects.first()
         assert client.get(f"/admin/llm_judging/judgecall/{call.pk}/change/").status_code == 200
+
+
+def streamed(response) -> str:
+    return b"".join(response.streaming_content).decode()

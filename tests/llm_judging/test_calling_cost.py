@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from llm_collect.services.config import TryAgain
+from llm_collect.calls import TryAgain
 from llm_judging.models import JudgeCall
 from llm_judging.services.calling import judge_item
 from llm_judging.services.runs import start_judging_run

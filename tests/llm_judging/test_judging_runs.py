@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from llm_collect.services.config import TryAgain
+from llm_collect.calls import TryAgain
 from llm_judging.models import JudgeCall
 from llm_judging.services.calling import judge_item
 from llm_judging.services.runs import start_judging_run
@@ -81,7 +81,7 @@ def test_running_a_finished_item_again_calls_nobody_and_a_second_run_queues_noth
 
 def test_the_command_copies_a_judge_from_the_studys_system_and_queues_a_run(judged_study, fake, capsys):
     judged_study.systems.filter(key="beta").update(
-        kind="llm", provider="openai", model="gpt-4o", base_url=fake.url, api_key_env="FAKE_LLM_KEY"
+        kind="llm", provider="openai", model="gpt-4o", base_url=fake.url, api_key_env="FAKE_LLM_API_KEY"
     )
     call_command("judge_with_llm", "judged", "--judges", "gpt-4o", "--samples", "2", "--orders", "one")
     assert "18 calls queued" in capsys.readouterr().out
@@ -94,8 +94,8 @@ def test_unknown_judges_and_missing_keys_are_refused_before_anything_is_queued(j
     with pytest.raises(CommandError, match="No judge model 'nope'"):
         call_command("judge_with_llm", "judged", "--judges", "nope")
     make_judge(fake.url, "openai")
-    monkeypatch.delenv("FAKE_LLM_KEY")
-    with pytest.raises(CommandError, match="FAKE_LLM_KEY"):
+    monkeypatch.delenv("FAKE_LLM_API_KEY")
+    with pytest.raises(CommandError, match="FAKE_LLM_API_KEY"):
         call_command("judge_with_llm", "judged", "--judges", "gpt-4o")
     assert JudgeCall.objects.count() == 0
 

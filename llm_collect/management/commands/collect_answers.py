@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from llm_collect.calls import BrokerUnavailable
 from llm_collect.services import start_collection
 from surveys.models import Study
 
@@ -25,6 +26,8 @@ class Command(BaseCommand):
             run = start_collection(study=study, system_keys=keys, samples=samples, retry_failed=retry_failed)
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
+        except BrokerUnavailable as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(
             f"Collection run {run.pk}: {run.planned} generations queued, {run.already_present} already answered."
         )

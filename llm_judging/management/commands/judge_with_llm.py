@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from llm_collect.calls import BrokerUnavailable
 from surveys.models import Study
 
 from ...models import JudgingRun
@@ -34,6 +35,8 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
+        except BrokerUnavailable as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(
             f"Judging run {run.pk}: {run.planned} calls queued, {run.already_present} judged before (not asked again)."
         )

