@@ -205,7 +205,7 @@ class AnalysisSettings(FileObject):
     bias_reduced: bool | None = Field(None, strict=True)  # Firth's fit for the reported estimates
 
 
-SETTING_BLOCKS = {
+SETTING_BLOCKS: dict[str, type[FileObject]] = {
     "design": Design,
     "prolific": ProlificSettings,
     "quality": QualitySettings,
