@@ -85,7 +85,7 @@ class CollectionRunAdmin(admin.ModelAdmin):
         "self_similarity_table",
         "weights_policy",
     ]
-    fields = readonly_fields
+    fields = list(readonly_fields)
     change_list_template = "admin/llm_collect/collectionrun/change_list.html"
 
     def get_queryset(self, request):
@@ -123,9 +123,9 @@ class CollectionRunAdmin(admin.ModelAdmin):
     @admin.display(description="Tokens (in / out)")
     def tokens(self, run: CollectionRun) -> str:
         totals = (
-            run.counts()
-            if not hasattr(run, "n_input")
-            else {"input_tokens": run.n_input, "output_tokens": run.n_output}
+            {"input_tokens": run.n_input, "output_tokens": run.n_output}
+            if hasattr(run, "n_input") and hasattr(run, "n_output")
+            else run.counts()
         )
         return f"{totals['input_tokens'] or 0:,} / {totals['output_tokens'] or 0:,}"
 
@@ -259,7 +259,7 @@ class GenerationAdmin(admin.ModelAdmin):
         "raw_request_block",
         "raw_response_block",
     ]
-    fields = readonly_fields
+    fields = list(readonly_fields)
 
     def has_add_permission(self, request):
         return False

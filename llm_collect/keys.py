@@ -41,7 +41,8 @@ def check_key_variable(name: str, *, who: str = "") -> None:
 def provider_hosts() -> set[str]:
     from .providers import PROVIDERS  # the wire formats know their own hosts
 
-    return {urlsplit(fmt.default_base_url).hostname for fmt in PROVIDERS.values()}
+    hosts = (urlsplit(fmt.default_base_url).hostname for fmt in PROVIDERS.values())
+    return {host for host in hosts if host}
 
 
 def key_host_allowed(base_url: str) -> bool:

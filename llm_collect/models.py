@@ -67,6 +67,9 @@ class LLMCall(models.Model):
         max_digits=12, decimal_places=6, default=0, help_text="USD, an estimate from a price table."
     )
 
+    # Each subclass has its own `run` (a foreign key to its CallRun); the shared code reads only its id.
+    run_id: int | None
+
     class Meta:
         abstract = True
         constraints = [models.CheckConstraint(condition=Q(sample__gte=1), name="%(class)s_sample_positive")]
@@ -104,7 +107,7 @@ class CallRun(models.Model):
     def counts(self) -> dict:
         """This run's rows by status and by outcome, plus tokens and the estimated cost."""
         rows = getattr(self, self.calls_name)
-        counts = dict.fromkeys([*LLMCall.Status.values, *LLMCall.Outcome.values], 0)
+        counts: dict[str, int | float] = dict.fromkeys([*LLMCall.Status.values, *LLMCall.Outcome.values], 0)
         counts.update({row["status"]: row["n"] for row in rows.values("status").annotate(n=Count("id"))})
         outcomes = rows.exclude(outcome="").values("outcome").annotate(n=Count("id"))
         counts.update({row["outcome"]: row["n"] for row in outcomes})

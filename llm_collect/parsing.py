@@ -17,6 +17,7 @@ researcher.
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from surveys.models import WEIGHT_TOTAL
@@ -128,7 +129,10 @@ def parse_answer(text: str) -> ParsedAnswer:
     additional = as_text(data.get("additional_information"), "additional_information", required=False)
     exact = all(w.is_integer() for w in weights) and sum(weights) == WEIGHT_TOTAL
     rescale = not exact and weights and all(w > 0 for w in weights) and math.isfinite(sum(weights))
-    final = largest_remainder(weights) if rescale else [int(w) if w.is_integer() else w for w in weights]
+    # As given first: mypy then types the list from the annotation, not from largest_remainder's list[int].
+    final: Sequence[float] = (
+        [int(w) if w.is_integer() else w for w in weights] if not rescale else largest_remainder(weights)
+    )
     try:
         shape = AnswerShape.model_validate(
             {

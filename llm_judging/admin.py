@@ -40,7 +40,7 @@ class JudgeModelForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        if not self.errors:
+        if data is not None and not self.errors:
             try:
                 client.check_key_allowed(calls.target_for(JudgeModel(**data)))
             except client.KeyRefused as exc:

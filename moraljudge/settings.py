@@ -3,6 +3,7 @@
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -87,7 +88,7 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL")
 # A kept connection is checked before a request uses it, so a restarted or terminated
 # database connection costs a reconnect, never a participant's page.
-_db_options = {"conn_max_age": env_int("DB_CONN_MAX_AGE", 60, minimum=0), "conn_health_checks": True}
+_db_options: dict[str, Any] = {"conn_max_age": env_int("DB_CONN_MAX_AGE", 60, minimum=0), "conn_health_checks": True}
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL or f"sqlite:///{BASE_DIR / 'db.sqlite3'}", **_db_options)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Many concurrent participants on SQLite wait for the write lock instead of failing at once.
@@ -290,7 +291,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
 }
-SPECTACULAR_SETTINGS = {
+SPECTACULAR_SETTINGS: dict[str, Any] = {
     "TITLE": "MoralJudge API",
     "DESCRIPTION": "Studies, progress, results and exports of MoralJudge pairwise-judging studies.",
     "VERSION": "1.0.0",

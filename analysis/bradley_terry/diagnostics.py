@@ -27,6 +27,7 @@ def centred_abilities(result: BTResult) -> tuple[np.ndarray, np.ndarray]:
     """Abilities centred to mean zero and their SEs, V' = M V M^T (reference-free)."""
     k = len(result.item_names)
     centring = np.eye(k) - 1.0 / k
+    assert result.covariance is not None  # every fit sets it
     covariance = centring @ result.covariance[:k, :k] @ centring.T
     return centring @ result.estimates, np.sqrt(np.clip(np.diag(covariance), 0, None))
 

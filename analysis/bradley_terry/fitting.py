@@ -135,6 +135,7 @@ def _set_apart(result: BTResult, groups: list[np.ndarray]) -> None:
     Within a group they are relative to its last item (held at 0); they say nothing about the
     reference, so the reference-coded arrays show them as empty."""
     names = result.item_names
+    assert result.covariance is not None  # set by the fit
     for members in groups:
         anchor = members[-1]
         for k in members[:-1]:
@@ -223,6 +224,7 @@ def _result(
     theta = np.where(estimated, batch.theta[0], np.nan)
     se = np.where(estimated, np.sqrt(np.clip(np.diag(covariance), 0, None)), np.nan)
     if fitted is None:
+        assert grouped is not None  # one of the two is always given
         eta = _linear_predictor(np.nan_to_num(theta)[None], grouped.a, grouped.b, grouped.extra, n_items)
         log_likelihood = float(_log_likelihood(eta, grouped.wins[None], grouped.totals[None])[0])
         deviance = _deviance(eta[0], grouped.wins, grouped.totals)

@@ -16,7 +16,7 @@ class Grouped:
     extra: np.ndarray  # (rows, p) columns for the order effect and covariates, a's side
     wins: np.ndarray
     totals: np.ndarray
-    row_of_comparison: np.ndarray  # which row each input comparison landed in
+    row_of_comparison: np.ndarray | None  # which row each input comparison landed in (None: from a count table)
 
 
 def order_signs(winners: np.ndarray, losers: np.ndarray, first: np.ndarray | None) -> np.ndarray:

@@ -67,6 +67,7 @@ class BTResult:
 
     def contrast(self, weights: np.ndarray) -> tuple[float, float]:
         """Estimate and SE of sum(w * lambda), using the full covariance."""
+        assert self.covariance is not None  # every fit sets it
         w = np.zeros(len(self.covariance))
         w[: len(weights)] = weights
         return float(w @ np.nan_to_num(self.estimates)), float(np.sqrt(w @ self.covariance @ w))

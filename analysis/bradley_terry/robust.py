@@ -131,6 +131,7 @@ def cluster_robust(
         answer_a, answer_b = vignettes * n_items + a, vignettes * n_items + b
         meat = shared_answer_meat(scores, answer_a, answer_b, judges=judges)
         clusters["answer"] = _count(np.r_[answer_a, answer_b])
+    assert fitted.covariance is not None  # every fit sets it
     covariance = sandwich(fitted.covariance, meat, n=len(winners), small_sample=small_sample)
     df = min(clusters["judge"], clusters["vignette"]) - 1 if t_reference else None
     return _robust_result(fitted, covariance, clusters, answers, df, level)

@@ -163,7 +163,7 @@ def _inclusion_exclusion(
         clusterings.insert(0, labels.judges)
     common = dict(reference=reference, counts=counts, first=first)
     basis, tables = prepare_tables(winners, losers, n_items, clusterings=clusterings, **common)
-    resampled = (
+    resampled: Iterator[np.ndarray] = (
         resample(table, basis, rng=rng, n_boot=n_boot, weights=weights, memory_budget=memory_budget)
         for table in tables  # one clustering's table at a time
     )
@@ -202,8 +202,9 @@ def _combined_covariance(
         failed[name] = int((~ok).sum())
         covariances.append(np.cov(np.nan_to_num(estimates[ok]), rowvar=False) if ok.sum() > 1 else np.nan)
     covariance = np.full((n_items, n_items), np.nan)
-    if all(isinstance(c, np.ndarray) for c in covariances):
-        covariance = _positive_part(covariances[0] + covariances[1] - covariances[2])
+    matrices = [c for c in covariances if isinstance(c, np.ndarray)]
+    if len(matrices) == len(covariances):
+        covariance = _positive_part(matrices[0] + matrices[1] - matrices[2])
     covariance[~estimable, :] = np.nan
     covariance[:, ~estimable] = np.nan
     return covariance, failed

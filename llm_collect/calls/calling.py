@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from django.db.models import F
 from django.utils import timezone
@@ -178,7 +179,9 @@ def settle_outcome(row: LLMCall, token: str, reply: client.Reply, *, configured,
     System's larger budget if it has one."""
     outcome = Outcome(reply.outcome)
     fields = dict(reply_fields(reply, configured=configured), outcome=outcome, outcome_reason=reply.outcome_reason)
-    common = dict(token=token, event=outcome.label, error=f"{outcome.label}: {reply.outcome_reason}", reply=reply)
+    common: dict[str, Any] = dict(
+        token=token, event=outcome.label, error=f"{outcome.label}: {reply.outcome_reason}", reply=reply
+    )
     retried = any(entry.get("outcome") == LENGTH_CUT for entry in row.history)
     larger = (configured.parameters or {}).get("length_retry_max_tokens")
     if outcome == Outcome.LENGTH and larger and not retried and row.attempts < call_settings()["max_attempts"]:
@@ -218,7 +221,9 @@ def record_unusable(
     """A paid reply that cannot be read: kept, then asked again, or INVALID (malformed) after too many."""
     conf = call_settings()
     invalid_so_far = 1 + sum(1 for entry in row.history if entry.get("outcome") == "invalid output")
-    common = dict(token=token, event="invalid output", error=error, reply=reply, parse_error=parse_error)
+    common: dict[str, Any] = dict(
+        token=token, event="invalid output", error=error, reply=reply, parse_error=parse_error
+    )
     if invalid_so_far >= conf["max_invalid_attempts"] or row.attempts >= conf["max_attempts"]:
         move(row, to=Status.INVALID, **common, **call_fields, outcome=Outcome.MALFORMED, outcome_reason=parse_error)
         return Status.INVALID

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
+from typing import Literal, TypedDict
 
 import kombu.exceptions
 from django.db import InterfaceError, OperationalError, transaction
@@ -44,8 +45,17 @@ OUTAGES = (OperationalError, InterfaceError, RedisConnectionError)
 OUTAGE_RETRY_SECONDS = 5
 # At-least-once: the message is acknowledged only when the task has finished, and given back to the broker if
 # the worker process dies under it, so another worker runs it (the row's claim keeps the call paid once).
-TASK_OPTIONS = {"bind": True, "max_retries": MAX_RETRIES, "acks_late": True, "reject_on_worker_lost": True}
+TASK_OPTIONS: TaskOptions = {"bind": True, "max_retries": MAX_RETRIES, "acks_late": True, "reject_on_worker_lost": True}
 BROKER_ERRORS = (kombu.exceptions.OperationalError, OSError)
+
+
+class TaskOptions(TypedDict):
+    """Celery task options, typed so shared_task(**TASK_OPTIONS) picks its bound-task overload."""
+
+    bind: Literal[True]
+    max_retries: int
+    acks_late: bool
+    reject_on_worker_lost: bool
 
 
 class BrokerUnavailable(Exception):

@@ -18,6 +18,7 @@ Read back: text blocks (thinking blocks are the model's scratchpad, never the an
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 from surveys.llm_capabilities import adjust, anthropic_thinking
 
@@ -30,9 +31,9 @@ USE_THE_TOOL = "Give your reply by calling the {name} tool once, with every fiel
 
 
 class AnthropicMessages:
-    default_base_url = "https://api.anthropic.com"
-    default_key_variable = "ANTHROPIC_API_KEY"
-    keyless_with_own_base_url = False
+    default_base_url: ClassVar[str] = "https://api.anthropic.com"
+    default_key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
+    keyless_with_own_base_url: ClassVar[bool] = False
 
     def request(self, target, prompt: Prompt) -> WireRequest:
         params = sent_parameters(target)

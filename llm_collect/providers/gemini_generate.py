@@ -13,6 +13,8 @@ the categories rated as the cause, ``MAX_TOKENS`` is "length".
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from surveys.llm_capabilities import adjust, gemini_thinking
 from surveys.services.answer_shape import gemini_answer_schema
 
@@ -28,9 +30,9 @@ BLOCKING_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"
 
 
 class GeminiGenerate:
-    default_base_url = "https://generativelanguage.googleapis.com/v1beta"
-    default_key_variable = "GEMINI_API_KEY"
-    keyless_with_own_base_url = False
+    default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com/v1beta"
+    default_key_variable: ClassVar[str] = "GEMINI_API_KEY"
+    keyless_with_own_base_url: ClassVar[bool] = False
 
     def request(self, target, prompt: Prompt) -> WireRequest:
         params = sent_parameters(target)

@@ -12,6 +12,8 @@ Read back: the message's ``content``; a ``refusal`` instead of it is the outcome
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from surveys.llm_capabilities import Capabilities, adjust
 from surveys.services.answer_shape import answer_json_schema
 
@@ -30,9 +32,9 @@ def schema_format(prompt: Prompt | None = None) -> dict:
 
 
 class OpenAIChat:
-    default_base_url = "https://api.openai.com/v1"
-    default_key_variable = "OPENAI_API_KEY"
-    keyless_with_own_base_url = False
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+    default_key_variable: ClassVar[str] = "OPENAI_API_KEY"
+    keyless_with_own_base_url: ClassVar[bool] = False
 
     def request(self, target, prompt: Prompt) -> WireRequest:
         params = sent_parameters(target)

@@ -9,6 +9,8 @@ key.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from surveys.llm_capabilities import Capabilities
 
 from .base import Prompt
@@ -16,9 +18,9 @@ from .openai_chat import OpenAIChat
 
 
 class OpenAICompatible(OpenAIChat):
-    default_base_url = "https://api.deepseek.com"
-    default_key_variable = "DEEPSEEK_API_KEY"
-    keyless_with_own_base_url = True
+    default_base_url: ClassVar[str] = "https://api.deepseek.com"
+    default_key_variable: ClassVar[str] = "DEEPSEEK_API_KEY"
+    keyless_with_own_base_url: ClassVar[bool] = True
 
     def response_format(self, prompt: Prompt, caps: Capabilities) -> dict | None:
         return {"type": "json_object"}

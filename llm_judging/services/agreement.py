@@ -117,7 +117,7 @@ def judge_row(question, judge, picks: list[JudgePick], majorities, ceiling, data
     compared = [p for p in picks if p.cell in majorities]
     llm_labels = [p.a_won for p in compared]
     human_labels = [majorities[p.cell] for p in compared]
-    by_item = defaultdict(dict)
+    by_item: defaultdict[tuple[int, int], dict[str, bool]] = defaultdict(dict)
     for p in picks:
         by_item[(p.cell, p.sample)][p.order] = p.a_won
     both = [orders for orders in by_item.values() if len(orders) == 2]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +117,7 @@ def estimate_rows(*, study, data: StudyPicks | None = None) -> list[EstimateRow]
 
 
 def row(question, judge, system, item, calibrated, k) -> EstimateRow:
-    values = dict(ppi_estimate=None, ppi_low=None, ppi_high=None, human_estimate=None, human_low=None)
+    values: dict[str, Any] = dict(ppi_estimate=None, ppi_low=None, ppi_high=None, human_estimate=None, human_low=None)
     values.update(human_high=None, lam=None, n_human=0, n_cells=0, worth_human_judgments=None)
     if calibrated:
         pp, human, _systems, n_cells = calibrated

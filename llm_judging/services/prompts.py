@@ -85,7 +85,8 @@ def parse_picks(text: str, question_keys: list[str]) -> Picks:
         value = data.get(key)
         reason = ""
         if isinstance(value, dict):
-            value, reason = value.get("choice"), value.get("reason") or ""
+            reason = value.get("reason") or ""
+            value = value.get("choice")
         if isinstance(value, str) and value.strip().upper() in ("A", "B"):
             picks[key] = value.strip().upper()
             reasons[key] = str(reason)[:1000]

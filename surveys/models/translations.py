@@ -6,16 +6,22 @@ Each translatable model names its keys in `TRANSLATABLE_KEYS`: key → "text" (n
 """
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from django.core.exceptions import ValidationError
-from django.db import models
 
 LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*\Z")
 
 # Texts in other languages, by language code, e.g. {"de": {"text": "…"}} (docs/study-files.md lists the keys);
 # participants of a study see the texts of the study's language, and the field itself where none is given.
 TRANSLATIONS_HELP = 'By language code, e.g. {"de": {"text": "…"}}; see docs/study-files.md.'
+
+
+class Translatable(Protocol):
+    """A model with texts in other languages: the keys it translates and its `translations` field."""
+
+    TRANSLATABLE_KEYS: dict[str, str]
+    translations: Any
 
 
 def translation_problems(translations: Any, keys: dict[str, str]) -> list[str]:
@@ -49,11 +55,12 @@ def translation_problems(translations: Any, keys: dict[str, str]) -> list[str]:
     return problems
 
 
-def check_translations(row: models.Model) -> None:
+def check_translations(row: Translatable) -> None:
     """A row's `translations` (and a study's language) as the admin saves them: the study file's checks."""
-    problems = {}
-    if getattr(row, "language", None) is not None and not LANGUAGE_CODE.match(row.language):
-        problems["language"] = f"'{row.language}' is not a language code (such as en, de or ar)."
+    problems: dict[str, str | list[str]] = {}
+    language = getattr(row, "language", None)
+    if language is not None and not LANGUAGE_CODE.match(language):
+        problems["language"] = f"'{language}' is not a language code (such as en, de or ar)."
     found = translation_problems(row.translations, row.TRANSLATABLE_KEYS)
     if found:
         problems["translations"] = found

@@ -8,6 +8,7 @@ they change neither the judges' pages nor the allocation, and the admin records 
 """
 
 import re
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -90,7 +91,7 @@ def copy_as_draft(*, study: Study, slug: str | None = None) -> Study:
     copy.slug = slug or _free_slug(study.slug)
     copy.name = f"{study.name} (copy)"[: Study._meta.get_field("name").max_length]
     copy.save()
-    copied: dict[type, dict[int, object]] = {}
+    copied: dict[type, dict[int, Any]] = {}  # model → old pk → the copied row
     for model in (Question, Vignette, System):
         copied[model] = {}
         for row in model.objects.filter(study=study).order_by("pk"):

@@ -66,7 +66,7 @@ def _check_usable(invitation: Invitation) -> None:
 
 
 def _same_browser(invitation: Invitation, browser_key: str | None) -> bool:
-    return bool(browser_key and invitation.browser_key) and constant_time_compare(browser_key, invitation.browser_key)
+    return bool(browser_key and invitation.browser_key and constant_time_compare(browser_key, invitation.browser_key))
 
 
 @transaction.atomic
@@ -89,9 +89,9 @@ def open_invitation(*, invitation: Invitation, browser_key: str | None) -> tuple
 
 def browser_may_continue(respondent: Respondent, browser_key: str | None) -> str | None:
     """Why this browser may not go on writing an invited respondent's pages, or None when it may."""
-    if respondent.invitation_id is None:
+    invitation = respondent.invitation  # no query when there is none
+    if invitation is None:
         return None
-    invitation = respondent.invitation
     if invitation.revoked_at:
         return gettext(WITHDRAWN)
     if not _same_browser(invitation, browser_key):

@@ -44,6 +44,7 @@ def dense_table(
     sparse tables (at 400,000 judges, 2 million judgments: 22 MB, where the sparse ones take 100)."""
     grouped = group_comparisons(winners, losers, n_items, counts=counts, signs=signs)
     rows = len(grouped.a)
+    assert grouped.row_of_comparison is not None  # group_comparisons maps every comparison
     cell = grouped.row_of_comparison * n_clusters + np.asarray(clusters, np.int64)
     a_won = np.minimum(winners, losers) == np.asarray(winners)
     weights = None if counts is None else np.asarray(counts, float)

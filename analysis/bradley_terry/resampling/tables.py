@@ -45,6 +45,7 @@ def cluster_tables(
     shape = (n_clusters, len(grouped.a))
     a_won = np.minimum(winners, losers) == np.asarray(winners)
     rows = grouped.row_of_comparison
+    assert rows is not None  # group_comparisons maps every comparison
 
     def table(values):
         return sparse.csr_matrix((values, (cluster, rows)), shape=shape)

@@ -26,7 +26,7 @@ from pydantic_core.core_schema import ValidationInfo
 
 from surveys.key_variables import key_variable_problem
 from surveys.models import Answer, Question, Study, System, Vignette
-from surveys.models.translations import LANGUAGE_CODE, translation_problems
+from surveys.models.translations import LANGUAGE_CODE, Translatable, translation_problems
 
 from ..answer_shape import AnswerShape, FeatureIn
 from ..shape_basics import JsonObject, RequiredText, Text, WholeNumber, shown
@@ -76,10 +76,12 @@ class FileObject(BaseModel):
     @classmethod
     def _fits_its_database_field(cls, value: Any, info: ValidationInfo) -> Any:
         try:
-            field = cls.fills._meta.get_field(info.field_name) if cls.fills else None
+            field = cls.fills._meta.get_field(info.field_name) if cls.fills and info.field_name else None
         except FieldDoesNotExist:
             field = None
-        problem = field and not field.is_relation and _database_problem(field, value, cls.slug_rule)
+        problem = (
+            isinstance(field, models.Field) and not field.is_relation and _database_problem(field, value, cls.slug_rule)
+        )
         if problem:
             raise PydanticCustomError("database_field", problem)
         return value
@@ -131,8 +133,9 @@ def _two_texts_or_none(value: Any) -> Any:
 AttentionOptions = Annotated[list[Text], BeforeValidator(_two_texts_or_none)]
 
 
-def _translations_of(model: type[models.Model]):
-    """A `translations` object for `model`'s rows: {language code: {translatable key: text}} (models/translations.py)."""
+def _translations_of(model: type[Translatable]) -> BeforeValidator:
+    """Checks a `translations` object for `model`'s rows: {language code: {translatable key: text}}
+    (models/translations.py); the field's type is `Annotated[dict, _translations_of(Model), _translations_field()]`."""
 
     def check(value: Any) -> Any:
         if value is None:
@@ -142,7 +145,12 @@ def _translations_of(model: type[models.Model]):
             raise PydanticCustomError("translations", "; ".join(problems))
         return value
 
-    return Annotated[dict, BeforeValidator(check), Field(default_factory=dict, exclude_if=lambda given: not given)]
+    return BeforeValidator(check)
+
+
+def _translations_field() -> Any:
+    """Left out of a file: {}; left out of an export when empty."""
+    return Field(default_factory=dict, exclude_if=lambda given: not given)
 
 
 def _language(value: Any) -> Any:
@@ -157,47 +165,50 @@ Language = Annotated[Text, BeforeValidator(_language)]
 
 # Settings blocks: a key the file leaves out stays None here and leaves its Study field as it is
 # (a new study: the model's default). Only the keys a file gives are set (`model_fields_set`).
+# LEFT_OUT is that None, typed Any: pydantic never checks a default against the field's type, while every
+# value a file gives is validated to it.
+LEFT_OUT: Any = None
 
 
 class Design(FileObject):
     fills = Study
-    repetitions: Count = None
-    vignettes_per_participant: Count = None
-    order_rule: Text = Field(None, alias="order")
-    answers_per_respondent: Count = None
-    minimum_seconds: Count = None
-    reservation_minutes: Count = None
+    repetitions: Count = LEFT_OUT
+    vignettes_per_participant: Count = LEFT_OUT
+    order_rule: Text = Field(default=LEFT_OUT, alias="order")
+    answers_per_respondent: Count = LEFT_OUT
+    minimum_seconds: Count = LEFT_OUT
+    reservation_minutes: Count = LEFT_OUT
 
 
 class ProlificSettings(FileObject):
     fills = Study
-    prolific_study_id: Text = Field(None, alias="study_id")
-    completion_code: Text = None
-    failed_attention_code: Text = None
-    no_consent_code: Text = None
-    screened_out_code: Text = None
-    answering_completion_code: Text = None
-    answering_no_consent_code: Text = None
-    answering_full_code: Text = None
-    invalid_policy: Text = None
-    estimated_minutes: Count = None
+    prolific_study_id: Text = Field(default=LEFT_OUT, alias="study_id")
+    completion_code: Text = LEFT_OUT
+    failed_attention_code: Text = LEFT_OUT
+    no_consent_code: Text = LEFT_OUT
+    screened_out_code: Text = LEFT_OUT
+    answering_completion_code: Text = LEFT_OUT
+    answering_no_consent_code: Text = LEFT_OUT
+    answering_full_code: Text = LEFT_OUT
+    invalid_policy: Text = LEFT_OUT
+    estimated_minutes: Count = LEFT_OUT
     # What "Create or update Prolific draft" sends (surveys/prolific/drafts/).
-    prolific_currency: Text = Field(None, alias="currency")
-    prolific_hourly_rate: Annotated[Amount, Field(gt=0)] = Field(None, alias="hourly_rate")
-    prolific_margin_percent: Percent = Field(None, alias="margin_percent")
+    prolific_currency: Text = Field(default=LEFT_OUT, alias="currency")
+    prolific_hourly_rate: Annotated[Amount, Field(gt=0)] = Field(default=LEFT_OUT, alias="hourly_rate")
+    prolific_margin_percent: Percent = Field(default=LEFT_OUT, alias="margin_percent")
 
 
 class QualitySettings(FileObject):  # minimum_seconds stays in the design block, where files have always had it
     fills = Study
-    fast_fraction_of_median: Fraction = None
-    attention_prompt: Text = None  # may not be empty: judges are shown it (the Study field is not blank)
-    attention_options: AttentionOptions = None
+    fast_fraction_of_median: Fraction = LEFT_OUT
+    attention_prompt: Text = LEFT_OUT  # may not be empty: judges are shown it (the Study field is not blank)
+    attention_options: AttentionOptions = LEFT_OUT
 
 
 class InstrumentSettings(FileObject):  # empty: the method's instrument
     fills = Study
-    system_prompt: Text = None
-    user_prompt: Text = None
+    system_prompt: Text = LEFT_OUT
+    user_prompt: Text = LEFT_OUT
 
 
 class AnalysisSettings(FileObject):
@@ -205,7 +216,7 @@ class AnalysisSettings(FileObject):
     bias_reduced: bool | None = Field(None, strict=True)  # Firth's fit for the reported estimates
 
 
-SETTING_BLOCKS = {
+SETTING_BLOCKS: dict[str, type[FileObject]] = {
     "design": Design,
     "prolific": ProlificSettings,
     "quality": QualitySettings,
@@ -219,7 +230,7 @@ class QuestionEntry(FileObject):
     key: RequiredText
     label: Text = Field("", exclude_if=lambda value: not value)  # written only when set
     text: RequiredText
-    translations: _translations_of(Question)
+    translations: Annotated[dict, _translations_of(Question), _translations_field()]
 
 
 class VignetteEntry(FileObject):
@@ -228,7 +239,7 @@ class VignetteEntry(FileObject):
     character: RequiredText
     source: Text = ""
     text: RequiredText
-    translations: _translations_of(Vignette)
+    translations: Annotated[dict, _translations_of(Vignette), _translations_field()]
 
 
 def _empty(value: Any) -> bool:
@@ -276,8 +287,9 @@ class AnswerEntry(AnswerShape, AnswerKey):
     """An answer in a file: which system, vignette and sample, then the answer's one shape."""
 
     selected: bool = Field(False, strict=True)
-    translations: _translations_of(Answer)
-    raw_text: Text = Field(None, exclude=True)  # exports leave it out; an LLM answer's raw reply survives a re-import
+    translations: Annotated[dict, _translations_of(Answer), _translations_field()]
+    # Exports leave it out; an LLM answer's raw reply survives a re-import.
+    raw_text: Text = Field(default=LEFT_OUT, exclude=True)
 
     @classmethod
     def from_answer(cls, answer: Answer) -> "AnswerEntry":
@@ -292,16 +304,16 @@ class StudyFile(FileObject):
     fills = Study
     slug: RequiredText
     name: RequiredText
-    description: Text = None  # left out: a re-imported draft keeps its description
-    language: Language = None  # left out: English, or a re-imported draft keeps its language
-    translations: _translations_of(Study)
+    description: Text = LEFT_OUT  # left out: a re-imported draft keeps its description
+    language: Language = LEFT_OUT  # left out: English, or a re-imported draft keeps its language
+    translations: Annotated[dict, _translations_of(Study), _translations_field()]
     status: Text = Study.Status.DRAFT
     reference_system: RequiredText
     design: Design = Field(default_factory=Design)
-    prolific: ProlificSettings = None
-    quality: QualitySettings = None
-    instrument: InstrumentSettings = None
-    analysis: AnalysisSettings = None
+    prolific: ProlificSettings = LEFT_OUT
+    quality: QualitySettings = LEFT_OUT
+    instrument: InstrumentSettings = LEFT_OUT
+    analysis: AnalysisSettings = LEFT_OUT
     questions: list[QuestionEntry]
     systems: list[SystemEntry]
     vignettes: list[VignetteEntry]

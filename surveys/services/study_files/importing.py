@@ -1,16 +1,17 @@
 """Importing a study file: create the study it describes, or update a draft in place, all or nothing."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import transaction
 
 from surveys.models import Answer, Question, Study, System, Vignette
 
 from ...services.lifecycle import close_study, go_live
 from ..answer_records import replace_features
 from ..freezing import StudyFrozen, check_editable
-from .format import AnswerEntry, FileObject
+from .format import AnswerEntry, QuestionEntry, SystemEntry, VignetteEntry
 from .reading import StudyFileError, read_study_file
 
 
@@ -54,7 +55,11 @@ def import_study(data: Any) -> Study:
     return study
 
 
-def _sync(study: Study, model: type[models.Model], items: list[FileObject]) -> dict:
+def _sync(
+    study: Study,
+    model: type[Question] | type[Vignette] | type[System],
+    items: Sequence[QuestionEntry | VignetteEntry | SystemEntry],
+) -> dict:
     """Make the study's rows of `model` match the file's items, by key; return them by key."""
     existing = {row.key: row for row in model.objects.filter(study=study)}
     rows = {}

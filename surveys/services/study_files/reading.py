@@ -9,6 +9,8 @@ import difflib
 import json
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..shape_basics import ShapeError, describe, is_storable, place
 from .format import SETTING_BLOCKS, StudyFile
 
@@ -81,7 +83,7 @@ def _repeated_keys(data: dict, repeated: dict[int, list[str]]) -> list[str]:
 
 def _objects(data: Any):
     """Every JSON object in the data with its location, the top one first (not recursive: data may be deep)."""
-    pending = [(data, ())]
+    pending: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
     while pending:
         value, loc = pending.pop()
         if isinstance(value, dict):
@@ -158,14 +160,15 @@ def _keys_of(shape) -> list[str]:
 
 def _object_at(loc: tuple):
     """The model of the object at this place in the file, or None where the value is not an object."""
-    shape = StudyFile
+    shape: type[BaseModel] = StudyFile
     for part in loc:
         if isinstance(part, int):
             continue  # an item of a list: the list's field already named the item's model
         fields = {field.alias or name: field for name, field in shape.__pydantic_fields__.items()}
-        shape = _model_in(fields[part].annotation) if part in fields else None
-        if shape is None:
+        found = _model_in(fields[part].annotation) if part in fields else None
+        if found is None:
             return None
+        shape = found
     return shape
 
 
@@ -180,7 +183,8 @@ def _model_in(annotation):
 
 
 def _reference_errors(study_file: StudyFile) -> list[str]:
-    errors, keys = [], {}
+    errors: list[str] = []
+    keys: dict[str, set[str]] = {}
     for name in ("questions", "vignettes", "systems"):
         keys[name] = set()
         for index, item in enumerate(getattr(study_file, name)):
