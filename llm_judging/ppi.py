@@ -125,7 +125,9 @@ def clustered_lambda(a, b, inv_hessian) -> float:
     """The lambda minimising trace(H^-1 sum_c (a_c - lam b_c)(a_c - lam b_c)' H^-1), clipped to [0, 1]."""
     ha, hb = a @ inv_hessian, b @ inv_hessian
     denom = float(np.sum(hb * hb))
-    return float(np.clip(np.sum(ha * hb) / denom, 0, 1)) if denom > 1e-300 else 0.0
+    if denom <= 1e-20 * float(np.sum(ha * ha)):  # the lambda term cancels (rounding left): lambda changes nothing
+        return 0.0
+    return float(np.clip(np.sum(ha * hb) / denom, 0, 1))
 
 
 def _two_pass(fit, tune) -> tuple[float, np.ndarray]:
