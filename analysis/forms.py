@@ -92,13 +92,11 @@ class PowerForm(forms.Form):
             target_power=design["target_power"],
             llm_cells=data.get("llm_cells"),
         )
+        human = data.get("human_agreement")
+        plan["human_agreement"] = DEFAULT_HUMAN_AGREEMENT if human is None else human
         if judge is not None:
             return plan | {"rho": judge.rho}
-        human = data.get("human_agreement")
-        return plan | {
-            "judge_agreement": data["judge_agreement"],
-            "human_agreement": DEFAULT_HUMAN_AGREEMENT if human is None else human,
-        }
+        return plan | {"judge_agreement": data["judge_agreement"]}
 
     @classmethod
     def initial_for(cls, study: Study, *, human_agreement: float | None = None) -> dict:

@@ -78,7 +78,8 @@ class Command(BaseCommand):
             "--llm-cells",
             type=int,
             default=None,
-            help="with --judge-agreement: cells the judge judges (default: the design's)",
+            help="with --judge-agreement: cells the judge judges, the humans' included (default: the design's, which "
+            "saves nothing: only cells beyond the humans' help)",
         )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -152,10 +153,14 @@ class Command(BaseCommand):
             f"{alone.comparisons} human judgments per question, {alone.participants} judges",
             *_reported_lines(alone)[:1],
             f"  judge: agreement {judged.judge_agreement} with the human majority, humans' own {judged.human_agreement}: "
-            f"rho {judged.rho:.3f} on {judged.llm_cells} LLM-judged cells (PPI++)",
+            f"rho {judged.rho:.3f} per pick, {judged.rho_cell:.3f} against a cell's {alone.repetitions} humans",
+            f"  the judge judges {judged.llm_cells} cells, {judged.extra_cells} beyond the humans' {judged.human_cells} "
+            "(PPI++, cell-clustered variance)",
             f"  the {judged.human_judgments} human judgments are worth {judged.worth_human_judgments:.0f} beside the judge",
             "  for 80% power: " + _needed(judged),
         ]
+        if judged.why_no_saving:
+            lines.append(f"  no saving: {judged.why_no_saving}.")
         self.stdout.write("\n".join(lines))
 
 
