@@ -15,6 +15,11 @@ from django.core.management.base import BaseCommand, CommandError
 from analysis.power import INTERVALS, SPACINGS, TESTS, judge_assisted_power, power_analysis, reported_power
 from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
 
+TEST_NAMES = {
+    "reported": "each system vs the reference (the reported tests)",
+    "best-vs-worst": "best vs worst (the source study's figure)",
+}
+
 
 class Command(BaseCommand):
     help = (
@@ -116,7 +121,8 @@ class Command(BaseCommand):
             )
             return
         lines = [
-            f"Power {result.power:.3f} (Monte Carlo SE {result.mc_se:.3f}, {result.simulations} simulations)",
+            f"Power of {TEST_NAMES[options['test']]}: {result.power:.3f} "
+            f"(Monte Carlo SE {result.mc_se:.3f}, {result.simulations} simulations)",
             f"  {result.systems} systems, {result.vignettes} vignettes, {result.repetitions} repetitions: "
             f"{result.comparisons} judgments per question, {result.participants} judges",
         ]
@@ -147,7 +153,8 @@ class Command(BaseCommand):
             return
         alone = judged.without
         lines = [
-            f"Power {alone.power:.3f} humans alone, {judged.with_judge_power:.3f} with the LLM judge "
+            f"Power of {TEST_NAMES['reported']}: {alone.power:.3f} humans alone, "
+            f"{judged.with_judge_power:.3f} with the LLM judge "
             f"(Monte Carlo SE {alone.mc_se:.3f}, {alone.simulations} simulations)",
             f"  {alone.systems} systems, {alone.vignettes} vignettes, {alone.repetitions} repetitions: "
             f"{alone.comparisons} human judgments per question, {alone.participants} judges",
