@@ -35,7 +35,7 @@ class PowerForm(forms.Form):
     judge = forms.ChoiceField(
         required=False,
         label="LLM judge measured on this study",
-        help_text="Uses its measured correlation with the human picks (rho).",
+        help_text="Uses its measured correlation with the human picks (rho, per pick) and the human agreement below.",
     )
     judge_agreement = forms.FloatField(
         min_value=0.0,
@@ -49,18 +49,21 @@ class PowerForm(forms.Form):
         max_value=1.0,
         required=False,
         label="Human agreement with their cell's majority",
-        help_text=f"With a typed agreement only; {DEFAULT_HUMAN_AGREEMENT} is an assumption until humans have judged.",
+        help_text=f"Assumed {DEFAULT_HUMAN_AGREEMENT}: no human has judged this study yet; replace it with your humans'.",
     )
     llm_cells = forms.IntegerField(
         min_value=1,
         max_value=1_000_000,
         required=False,
         label="Cells the LLM judges",
-        help_text="Blank: the design's cells. The saving grows when the judge covers many more cells than humans.",
+        help_text="The humans' cells included. Blank: the design's cells, which saves nothing (the judge's picks on "
+        "the humans' cells cancel); only cells no human judges help.",
     )
 
-    def __init__(self, *args, judges=(), **kwargs):
+    def __init__(self, *args, judges=(), measured_human_agreement: float | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        if measured_human_agreement is not None:
+            self.fields["human_agreement"].help_text = measured_help(measured_human_agreement)
         self.measured = {judge.key: judge for judge in judges}
         self.fields["judge"].choices = [("", "none")] + [(judge.key, judge.label()) for judge in judges]
 
@@ -74,7 +77,7 @@ class PowerForm(forms.Form):
         return data
 
     def design(self) -> dict:
-        """The human design, as plan_power takes it."""
+        """The human design, as plan_power_page takes it."""
         return {key: value for key, value in self.cleaned_data.items() if key not in JUDGE_FIELDS}
 
     def judge_plan(self) -> dict | None:
@@ -92,13 +95,11 @@ class PowerForm(forms.Form):
             target_power=design["target_power"],
             llm_cells=data.get("llm_cells"),
         )
+        human = data.get("human_agreement")
+        plan["human_agreement"] = DEFAULT_HUMAN_AGREEMENT if human is None else human
         if judge is not None:
             return plan | {"rho": judge.rho}
-        human = data.get("human_agreement")
-        return plan | {
-            "judge_agreement": data["judge_agreement"],
-            "human_agreement": DEFAULT_HUMAN_AGREEMENT if human is None else human,
-        }
+        return plan | {"judge_agreement": data["judge_agreement"]}
 
     @classmethod
     def initial_for(cls, study: Study, *, human_agreement: float | None = None) -> dict:
@@ -116,6 +117,21 @@ class PowerForm(forms.Form):
             "target_power": 0.8,
             "human_agreement": round(human_agreement, 3) if human_agreement is not None else DEFAULT_HUMAN_AGREEMENT,
         }
+
+
+def measured_help(human_agreement: float) -> str:
+    """Where the prefilled human agreement came from and what it implies for any judge."""
+    source = (
+        f"Prefilled with {human_agreement:.2f}, measured on this study: each human pick against the majority of the "
+        "other humans on its cell."
+    )
+    if human_agreement <= 0.5:
+        return (
+            f"{source} At 0.5 the humans on a cell agree as coin flips would: no cell has a side a judge could "
+            f"predict, so no judge saves anything. {DEFAULT_HUMAN_AGREEMENT} is the planning assumption if you expect "
+            "your next humans to agree more."
+        )
+    return f"{source} The higher it is, the more of a human pick a judge can predict."
 
 
 class CompareForm(forms.Form):

@@ -13,10 +13,10 @@ from surveys.prolific import verification_counts
 from . import exports, plots
 from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
-from .power import judge_assisted_power
-from .services import plan_power, request_refit, study_progress
+from .services import request_refit, study_progress
 from .services.dashboard import dashboard_results, label_of, question_labels, refit_said
 from .services.measured_judges import measured_on_study
+from .services.power_plan import plan_power_page
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -123,11 +123,8 @@ def power_page(request, slug):
     study = get_object_or_404(Study, slug=slug)
     measured = measured_on_study(study=study)
     initial = PowerForm.initial_for(study, human_agreement=measured.human_agreement)
-    form = PowerForm(request.GET if "systems" in request.GET else None, initial=initial, judges=measured.judges)
-    result = needed = judged = None
-    if form.is_valid():
-        result, needed = plan_power(**form.design())
-        plan = form.judge_plan()
-        judged = judge_assisted_power(**plan) if plan else None
-    context = {"study": study, "form": form, "result": result, "needed": needed, "judged": judged}
+    data = request.GET if "systems" in request.GET else None
+    form = PowerForm(data, initial=initial, judges=measured.judges, measured_human_agreement=measured.human_agreement)
+    plan = plan_power_page(form.design(), form.judge_plan()) if form.is_valid() else None
+    context = {"study": study, "form": form, "plan": plan, "measured_human_agreement": measured.human_agreement}
     return render(request, "analysis/power.html", context)

@@ -28,6 +28,7 @@ def study_judges(request, slug):
         agreement=[replace(row, question=label_of(row.question, labels)) for row in report["agreement"]],
         estimates=[replace(row, question=label_of(row.question, labels)) for row in report["estimates"]],
         questions=[(key, label_of(key, labels)) for key in report["data"].questions],
+        no_help=[(label_of(question, labels), judge, why) for question, judge, why in report["no_help"]],
     )
     return render(request, "llm_judging/study_judges.html", context)
 

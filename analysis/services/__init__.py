@@ -2,7 +2,7 @@
 
 reading.py turns a study's valid judgments into arrays; fitting.py fits one question (with
 bootstrap, Holm, style control and diagnostics); refits.py stores runs and queues refits (request_refit: the one entry of both refit buttons);
-progress.py reports a study's progress and plans power; measured_judges.py is how the power page gets the
+progress.py reports a study's progress and plans power; power_plan.py composes the power page (each named test's power, then the judge); measured_judges.py is how the power page gets the
 LLM judges llm_judging measured (a hook: analysis never imports llm_judging); simulated_judges.py runs the
 demo's simulated judges through the survey's services (`manage.py simulate_judges`). Writes only AnalysisRun
 rows (and, for the demo's simulated judges, what the survey's services write).

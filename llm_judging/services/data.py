@@ -21,6 +21,7 @@ class CellInfo:
     answer_b: int
     system_a: str  # system keys
     system_b: str
+    vignette: int = 0  # the cluster: a vignette's cells share its answers, so their picks are correlated
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class StudyPicks:
 
 def read_study_picks(*, study: Study) -> StudyPicks:
     cells = {
-        c.pk: CellInfo(c.pk, c.answer_a_id, c.answer_b_id, c.answer_a.system.key, c.answer_b.system.key)
+        c.pk: CellInfo(c.pk, c.answer_a_id, c.answer_b_id, c.answer_a.system.key, c.answer_b.system.key, c.vignette_id)
         for c in Cell.objects.filter(study=study).select_related("answer_a__system", "answer_b__system")
     }
     questions = list(study.questions.order_by("position", "id").values_list("key", flat=True))

@@ -7,8 +7,12 @@ Per judge model × question:
   share of picks for answer_a on each cell the prediction; every judged cell is an unlabelled row. The interval
   stays valid for the humans' abilities however biased the judge, and is narrower than the humans' alone
   when the judge predicts them well. ``worth_human_judgments`` is the human sample size that would give
-  the PPI interval's width on its own (the human-only width scaled as 1 / sqrt(n)).
-Human judgments are treated as independent here (no clustering by participant), unlike the human analysis.
+  the PPI standard error on its own (the human-only variance scaled as 1 / n).
+Both the PPI and the human-only interval here are vignette-clustered (ppi.py: a vignette's cells share its
+answers, so judgments on them are correlated), with t(G - 1), G the vignettes the humans judged. Where the judge
+judged only cells the humans judged, each once, with equal humans per cell, the lambda term cancels: lambda is 0,
+PPI is the human-only estimate and the judge is worth nothing (``why_no_help`` says so on the page).
+Participants are not a clustering dimension here (each judges few cells, spread over vignettes).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .. import ppi
 from .data import StudyPicks, read_study_picks
 
 MIN_HUMAN = 10  # fewer labelled rows than this: no PPI estimate (the sandwich variance would be meaningless)
+MIN_VIGNETTES = 2  # a cluster-robust variance needs at least two clusters
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class EstimateRow:
     n_human: int
     n_cells: int
     worth_human_judgments: float | None
+    vignettes: int = 0  # clusters (vignettes) holding the human rows; the interval's t has vignettes - 1 df
+    extra_cells: int = 0  # judged cells without a human judgment on this question: where a judge's help comes from
 
 
 def compared_systems(data: StudyPicks) -> list[str]:
@@ -71,8 +78,19 @@ def llm_fit(data: StudyPicks, *, judge: str, question: str) -> dict | None:
     return result.as_dict()
 
 
-def ppi_results(data: StudyPicks, *, judge: str, question: str):
-    """(PPI result, human-only result, systems without the reference, n cells) or None without enough humans."""
+@dataclass(frozen=True)
+class Calibrated:
+    """PPI++ and human-only results for one judge × question (both vignette-clustered)."""
+
+    ppi: ppi.PPIResult
+    human: ppi.PPIResult
+    systems: list[str]  # without the reference, in the results' order
+    n_cells: int  # cells the judge judged
+    extra_cells: int  # of those, cells without a human judgment on the question
+
+
+def ppi_results(data: StudyPicks, *, judge: str, question: str) -> Calibrated | None:
+    """PPI++ beside the humans-only fit, or None without enough humans (or vignettes) on the judged cells."""
     systems = compared_systems(data)
     if data.reference not in systems or len(systems) < 2:
         return None
@@ -83,7 +101,8 @@ def ppi_results(data: StudyPicks, *, judge: str, question: str):
         predicted[pick.cell].append(pick.a_won)
     share = {cell: float(np.mean(votes)) for cell, votes in predicted.items()}
     labelled = [p for p in data.human if p.question == question and p.cell in share]
-    if len(labelled) < MIN_HUMAN:
+    vignettes = [data.cells[p.cell].vignette for p in labelled]
+    if len(labelled) < MIN_HUMAN or len(set(vignettes)) < MIN_VIGNETTES:
         return None
 
     def rows(cells):
@@ -96,8 +115,30 @@ def ppi_results(data: StudyPicks, *, judge: str, question: str):
     Yhat = np.array([share[p.cell] for p in labelled])
     cells = sorted(share)
     Xu, Yhat_u = rows(cells), np.array([share[c] for c in cells])
+    clusters_u = [data.cells[c].vignette for c in cells]
+    extra = len(set(cells) - {p.cell for p in labelled})
+    # No cell beyond the humans': nothing new to learn from the judge. The lambda term then only reweights the
+    # humans' own cells (it cancels exactly when they are balanced), and a lambda tuned on it is noise.
+    lam = None if extra else 0.0
+    calibrated = ppi.ppi_logistic(X, Y, Yhat, Xu, Yhat_u, lam=lam, clusters=vignettes, clusters_u=clusters_u)
+    human = ppi.classical_logistic(X, Y, clusters=vignettes)
     others = [s for s in systems if s != data.reference]
-    return ppi.ppi_logistic(X, Y, Yhat, Xu, Yhat_u), ppi.classical_logistic(X, Y), others, len(cells)
+    return Calibrated(calibrated, human, others, len(cells), extra)
+
+
+def why_no_help(row: EstimateRow) -> str | None:
+    """Why this judge adds nothing to the humans here (lambda 0), in words; None when it helps or was not fitted."""
+    if row.lam is None or row.lam > 0:
+        return None
+    if row.extra_cells == 0:
+        return (
+            "it judged only cells the humans judged, so its picks on the humans' cells and on all its cells are the "
+            "same picks and cancel (PPI equals the humans' estimate); a judge helps only on cells no human judged"
+        )
+    return (
+        "its picks do not predict the humans' picks beyond the systems' abilities (the tuned weight λ is 0), "
+        "so the humans' estimate is kept"
+    )
 
 
 def estimate_rows(*, study, data: StudyPicks | None = None) -> list[EstimateRow]:
@@ -109,18 +150,18 @@ def estimate_rows(*, study, data: StudyPicks | None = None) -> list[EstimateRow]
             own = llm_fit(data, judge=judge.key, question=question)
             own_items = {item["item"]: item for item in (own or {}).get("items", [])}
             calibrated = ppi_results(data, judge=judge.key, question=question)
-            systems = calibrated[2] if calibrated else [s for s in compared_systems(data) if s != data.reference]
+            systems = calibrated.systems if calibrated else [s for s in compared_systems(data) if s != data.reference]
             for k, system in enumerate(systems):
                 item = own_items.get(system, {})
                 rows.append(row(question, judge.key, system, item, calibrated, k))
     return rows
 
 
-def row(question, judge, system, item, calibrated, k) -> EstimateRow:
+def row(question, judge, system, item, calibrated: Calibrated | None, k) -> EstimateRow:
     values: dict[str, Any] = dict(ppi_estimate=None, ppi_low=None, ppi_high=None, human_estimate=None, human_low=None)
     values.update(human_high=None, lam=None, n_human=0, n_cells=0, worth_human_judgments=None)
     if calibrated:
-        pp, human, _systems, n_cells = calibrated
+        pp, human = calibrated.ppi, calibrated.human
         values.update(
             ppi_estimate=float(pp.estimate[k]),
             ppi_low=float(pp.ci_low[k]),
@@ -130,10 +171,10 @@ def row(question, judge, system, item, calibrated, k) -> EstimateRow:
             human_high=float(human.ci_high[k]),
             lam=pp.lam,
             n_human=pp.n,
-            n_cells=n_cells,
-            worth_human_judgments=float(
-                ppi.worth_human_judgments(pp.n, human.ci_high[k] - human.ci_low[k], pp.ci_high[k] - pp.ci_low[k])
-            ),
+            n_cells=calibrated.n_cells,
+            worth_human_judgments=float(ppi.worth_human_judgments(pp.n, human.se[k], pp.se[k])),
+            vignettes=pp.clusters or 0,
+            extra_cells=calibrated.extra_cells,
         )
     return EstimateRow(
         question=question,

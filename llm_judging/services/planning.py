@@ -1,8 +1,9 @@
 """What the judges measured on a study are worth for planning the next one (the power page's judge inputs).
 
 For each judge model that judged the study: its agreement with the human majority (mean over questions, as the
-agreement table reports) and rho, the correlation that PPI++'s saving depends on (analysis/power/judge.py),
-measured directly: between each human pick and the judge's share of picks for answer_a on that cell, both
+agreement table reports) and rho, the per-pick correlation that PPI++'s saving starts from (analysis/power/judge.py
+turns it into the correlation with a cell's mean of humans, and saves nothing without judged cells beyond the
+humans'), measured directly: between each human pick and the judge's share of picks for answer_a on that cell, both
 centred within the cell's system pair, since only the within-pair part of a human label can be predicted to
 any use. Also the humans' own agreement with their cell's majority (the other humans on the cell, ties left
 out), which the power page's two-point model needs when only an agreement is typed in.

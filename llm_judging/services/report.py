@@ -11,7 +11,7 @@ from surveys.models import Study
 
 from .agreement import AgreementRow, agreement_rows
 from .data import read_study_picks
-from .estimates import EstimateRow, estimate_rows, llm_fit
+from .estimates import EstimateRow, estimate_rows, llm_fit, why_no_help
 
 AGREEMENT_COLUMNS = [f.name for f in fields(AgreementRow)]
 ESTIMATE_COLUMNS = [f.name for f in fields(EstimateRow)]
@@ -20,11 +20,23 @@ EXPORTS = ("llm-agreement.csv", "llm-estimates.csv")
 
 def judging_report(*, study: Study) -> dict:
     data = read_study_picks(study=study)
+    estimates = estimate_rows(study=study, data=data)
     return {
         "data": data,
         "agreement": agreement_rows(study=study, data=data),
-        "estimates": estimate_rows(study=study, data=data),
+        "estimates": estimates,
+        "no_help": judges_without_help(estimates),
     }
+
+
+def judges_without_help(estimates: list[EstimateRow]) -> list[tuple[str, str, str]]:
+    """(question, judge, why) for each judge × question where PPI could not use the judge (lambda 0)."""
+    found = {}
+    for row in estimates:
+        reason = why_no_help(row)
+        if reason:
+            found.setdefault((row.question, row.judge), reason)
+    return [(question, judge, reason) for (question, judge), reason in found.items()]
 
 
 def export_lines(*, study: Study, name: str) -> Iterator[str]:

@@ -8,10 +8,10 @@ from django.core.management import CommandError, call_command
 from scipy.special import expit
 
 from analysis.power.judge import (
-    effective_human_judgments,
-    human_judgments_needed,
+    cell_correlation,
     judge_assisted_power,
     judge_correlation,
+    repetitions_needed_with_judge,
     variance_factor,
 )
 from llm_judging import ppi
@@ -23,20 +23,33 @@ def test_a_judge_at_chance_or_against_the_humans_saves_nothing():
     assert judge_correlation(judge_agreement=0.5, human_agreement=0.9) == 0
     assert judge_correlation(judge_agreement=0.3, human_agreement=0.9) == 0  # PPI++ clips lambda at 0
     assert judge_correlation(judge_agreement=0.9, human_agreement=0.5) == 0  # nothing within a pair to predict
-    assert effective_human_judgments(n_human=1000, llm_cells=50_000, rho=0.0) == 1000
-    assert human_judgments_needed(n_alone=1000, llm_cells=50_000, rho=0.0) == pytest.approx(1000)
+    # A measured per-pick rho beside humans who agree as coin flips: no cell signal, nothing to predict.
+    assert cell_correlation(rho=0.3, human_agreement=0.5, repetitions=8) == 0
+    assert variance_factor(rho_cell=0.0, human_cells=252, llm_cells=50_000) == 1
 
 
-def test_the_judgments_needed_beside_the_judge_are_worth_the_judgments_needed_alone():
-    for rho, cells in ((0.3, 500), (0.6, 20_000), (0.9, 100_000)):
-        needed = human_judgments_needed(n_alone=2000, llm_cells=cells, rho=rho)
-        assert needed < 2000
-        assert effective_human_judgments(n_human=needed, llm_cells=cells, rho=rho) == pytest.approx(2000)
+def test_judging_exactly_the_human_cells_saves_nothing_however_good_the_judge():
+    # The lambda term cancels (docs/statistics-ppi.md): the valid variance is the humans' own.
+    assert variance_factor(rho_cell=1.0, human_cells=252, llm_cells=252) == 1
+    assert variance_factor(rho_cell=1.0, human_cells=252, llm_cells=100) == 1  # fewer: still no new cell
+    result = judge_assisted_power(judge_agreement=0.99, human_agreement=0.95, **DESIGN)  # judge on the design's cells
+    assert result.worth_human_judgments == result.human_judgments == 2016
+    assert result.saving == 0
+    assert result.with_judge_power == result.without.power
+    assert "covers only the humans' 252 cells" in result.why_no_saving
 
 
-def test_judging_only_the_human_cells_saves_at_most_one_in_repetitions_plus_one():
-    # N = cells, n = 8 x cells: the variance can shrink by rho^2 / 9 at most.
-    assert variance_factor(rho=1.0, n_human=8 * 252, llm_cells=252) == pytest.approx(1 - 1 / 9)
+def test_the_repetitions_needed_beside_the_judge_are_worth_the_repetitions_needed_alone():
+    shape = dict(rho=0.5, human_agreement=0.85, human_cells=252)
+    for cells in (2520, 25_200):
+        m = repetitions_needed_with_judge(repetitions_alone=30, llm_cells=cells, **shape)
+        assert m < 30
+
+        def worth(reps, cells=cells):
+            rho_cell = cell_correlation(rho=0.5, human_agreement=0.85, repetitions=reps)
+            return reps / variance_factor(rho_cell=rho_cell, human_cells=252, llm_cells=cells)
+
+        assert worth(m) >= 30 > worth(m - 1)
 
 
 def test_more_agreement_means_fewer_human_judges():
@@ -54,45 +67,54 @@ def test_the_judge_raises_the_power_of_the_design_itself():
     strong = judge_assisted_power(judge_agreement=0.95, human_agreement=0.9, llm_cells=20_000, **DESIGN)
     assert plain.with_judge_power == pytest.approx(plain.without.power)
     assert plain.worth_human_judgments == plain.human_judgments == 2016
+    assert plain.why_no_saving == "the judge agrees with the human majority no better than chance"
     assert strong.worth_human_judgments > 1.5 * strong.human_judgments
     assert strong.with_judge_power > strong.without.power + 5 * strong.without.mc_se
+    assert strong.why_no_saving is None
 
 
-def simulated_ppi(rng, *, truth, n, cells, human_agreement, judge_agreement):
-    """One data set from the two-point model: n human picks on distinct cells, the judge on all `cells`."""
+def simulated_ppi(rng, *, truth, cells, judged, repetitions, human_agreement, judge_agreement):
+    """Two-point model: `repetitions` humans on each of `cells` cells, one judge pick on `judged` cells (those
+    included); cell-clustered PPI++ and humans-only intervals."""
     k = len(truth)
-    first = rng.integers(0, k, cells)
-    second = (first + rng.integers(1, k, cells)) % k
+    first = rng.integers(0, k, judged)
+    second = (first + rng.integers(1, k, judged)) % k
     # The cell's majority side is answer_a with the probability that keeps the pair's Bradley-Terry odds.
-    side_a = rng.random(cells) < (expit(truth[first] - truth[second]) - (1 - human_agreement)) / (
+    side_a = rng.random(judged) < (expit(truth[first] - truth[second]) - (1 - human_agreement)) / (
         2 * human_agreement - 1
     )
-    judge = np.where(side_a, rng.random(cells) < judge_agreement, rng.random(cells) >= judge_agreement)
-    human = np.where(side_a[:n], rng.random(n) < human_agreement, rng.random(n) >= human_agreement)
+    judge = np.where(side_a, rng.random(judged) < judge_agreement, rng.random(judged) >= judge_agreement)
+    rows = np.repeat(np.arange(cells), repetitions)
+    human = np.where(side_a[rows], rng.random(len(rows)) < human_agreement, rng.random(len(rows)) >= human_agreement)
     X = ppi.design(first, second, k, 0)
     y, yhat = human.astype(float), judge.astype(float)
-    return ppi.ppi_logistic(X[:n], y, yhat[:n], X, yhat), ppi.classical_logistic(X[:n], y)
+    calibrated = ppi.ppi_logistic(X[rows], y, yhat[rows], X, yhat, clusters=rows, clusters_u=np.arange(judged))
+    return calibrated, ppi.classical_logistic(X[rows], y, clusters=rows)
 
 
 @pytest.mark.parametrize(
-    ("human_agreement", "judge_agreement", "n", "cells"),
-    [(0.8, 0.85, 600, 3000), (0.9, 0.95, 600, 6000), (0.8, 0.5, 600, 3000)],
+    ("human_agreement", "judge_agreement", "cells", "judged"),
+    [(0.8, 0.85, 150, 1500), (0.9, 0.95, 150, 3000), (0.8, 0.5, 150, 1500), (0.9, 0.95, 150, 150)],
 )
-def test_the_predicted_width_matches_simulated_ppi_intervals(human_agreement, judge_agreement, n, cells):
+def test_the_predicted_width_matches_simulated_cell_clustered_ppi_intervals(
+    human_agreement, judge_agreement, cells, judged
+):
     rng = np.random.default_rng(12)
     truth = np.array([0.0, 0.2, 0.4])
     ratios, ppi_estimates, human_estimates = [], [], []
     for _ in range(200):
         calibrated, human = simulated_ppi(
-            rng, truth=truth, n=n, cells=cells, human_agreement=human_agreement, judge_agreement=judge_agreement
-        )
+            rng, truth=truth, cells=cells, judged=judged, repetitions=4,
+            human_agreement=human_agreement, judge_agreement=judge_agreement,
+        )  # fmt: skip
         ratios.append(calibrated.se / human.se)
         ppi_estimates.append(calibrated.estimate)
         human_estimates.append(human.estimate)
     rho = judge_correlation(judge_agreement=judge_agreement, human_agreement=human_agreement)
-    predicted = np.sqrt(variance_factor(rho=rho, n_human=n, llm_cells=cells))
-    # ppi.py's own interval width, relative to the humans' alone, is the predicted one.
-    assert np.mean(ratios, axis=0) == pytest.approx([predicted, predicted], abs=0.015)
+    rho_cell = cell_correlation(rho=rho, human_agreement=human_agreement, repetitions=4)
+    predicted = np.sqrt(variance_factor(rho_cell=rho_cell, human_cells=cells, llm_cells=judged))
+    # ppi.py's own clustered interval width, relative to the humans' alone, is the predicted one.
+    assert np.mean(ratios, axis=0) == pytest.approx([predicted, predicted], abs=0.03)
     # And so is the spread of the estimates across data sets (200 replications: about 5% noise per ratio).
     spread = np.std(ppi_estimates, axis=0) / np.std(human_estimates, axis=0)
     assert spread == pytest.approx([predicted, predicted], abs=0.12)
@@ -124,7 +146,8 @@ def test_the_power_command_prints_humans_alone_and_with_the_judge(capsys):
     call_command("power", "--judge-agreement", "0.8", "--llm-cells", "5000", "--simulations", "500", "--seed", "2")
     out = capsys.readouterr().out
     assert "with the LLM judge" in out
-    assert "rho 0.300 on 5000 LLM-judged cells" in out
+    assert "rho 0.300 per pick" in out
+    assert "5000 cells, 4748 beyond the humans' 252" in out
     assert "alone," in out
     assert "with the judge" in out
 

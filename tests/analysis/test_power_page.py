@@ -28,8 +28,29 @@ def judges_needed(html: str) -> tuple[int, int]:
     return alone, beside
 
 
-def test_without_a_judge_the_page_shows_no_judge_section(staff_client, study):
-    assert "With an LLM judge" not in page(staff_client, "")
+def named_power(html: str, key: str) -> str:
+    row = html.split(f'<tr id="power-{key}">')[1].split("</tr>")[0]
+    return row.split("<strong>")[1].split("</strong>")[0]
+
+
+def test_without_a_judge_the_page_shows_each_named_test_with_its_own_power_and_no_judge_section(staff_client, study):
+    html = page(staff_client, "")
+    assert "With an LLM judge" not in html
+    assert "Best vs worst (the source study&#x27;s figure)" in html
+    assert "Each system vs the reference (what the dashboard reports)" in html
+    assert "Is the best system different from the worst? One two-sided Wald test at alpha 0.05 ÷ 5 questions." in html
+    best, reported = float(named_power(html, "best-vs-worst")), float(named_power(html, "reported"))
+    assert best > reported  # one test of the largest gap against several of smaller gaps, Holm-corrected
+    assert "Power <strong>" not in html  # no unlabelled power figure
+
+
+def test_the_judge_section_repeats_the_reported_tests_power_and_says_when_the_judge_cannot_help(staff_client, study):
+    html = page(staff_client, "judge_agreement=0.95&human_agreement=0.85")  # no cell count: the humans' cells
+    alone = html.split("Power of each system vs the reference at this design</th><td>")[1].split("<")[0]
+    assert alone == named_power(html, "reported")  # one figure for one test, not two different numbers
+    assert "This judge cannot help this design:</strong> the judge covers only the humans&#x27; 252 cells" in html
+    assert "are worth\n  <strong>2016</strong>" in html
+    assert "The judge saves <strong>0%</strong>" in html
 
 
 def test_a_better_judge_needs_fewer_human_judges_and_a_judge_at_chance_none_fewer(staff_client, study):
@@ -40,13 +61,14 @@ def test_a_better_judge_needs_fewer_human_judges_and_a_judge_at_chance_none_fewe
     assert chance[0] == chance[1] == good[0] == better[0]
     assert chance[1] > good[1] > better[1]
     assert "The judge saves <strong>" in better_html
-    assert "ρ = <strong>0.630</strong>" in better_html
+    assert "ρ = 0.630 is the judge's correlation with one human pick" in better_html
 
 
 def test_the_study_prefills_its_humans_agreement_and_offers_its_judges(staff_client, study):
     add_judge(study, "first", "other-model", lambda cell, q, first, second: first.pk)
     html = staff_client.get("/dashboard/judged/power/").content.decode()
     assert 'name="human_agreement" value="0.75"' not in html  # measured on the study instead
+    assert "measured on this study: each human pick against the majority of the other humans on its cell" in html
     assert '<option value="first">first: agreement 0.50, rho 0.00' in html
     measured = page(staff_client, "judge=first")
     assert "measured on this study" in measured
@@ -59,3 +81,12 @@ def test_a_judge_and_a_typed_agreement_together_are_refused(staff_client, study)
     assert "Pick a measured judge or type an agreement, not both." in html
     assert "With an LLM judge" not in html
     assert "Select a valid choice" in page(staff_client, "judge=nobody")
+
+
+def test_a_measured_human_agreement_of_one_half_is_explained_as_leaving_no_judge_anything_to_predict():
+    from analysis.forms import measured_help
+
+    assert "coin flips" in measured_help(0.5)
+    assert "no judge saves anything" in measured_help(0.5)
+    assert "coin flips" not in measured_help(0.8)
+    assert measured_help(0.8).startswith("Prefilled with 0.80, measured on this study")

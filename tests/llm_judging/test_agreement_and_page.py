@@ -86,7 +86,11 @@ def test_estimates_give_llm_only_ppi_and_human_only_rows_per_system(judged):
         assert r.ppi_low < r.ppi_estimate < r.ppi_high
         assert r.human_low < r.human_estimate < r.human_high
         assert r.n_human > 0
-        assert r.worth_human_judgments > 0
+        # The judge judged exactly the humans' cells: nothing beyond them to learn, PPI is the humans' estimate.
+        assert r.extra_cells == 0
+        assert r.lam == 0
+        assert (r.ppi_low, r.ppi_high) == pytest.approx((r.human_low, r.human_high))
+        assert r.worth_human_judgments == pytest.approx(r.n_human)
     # A judge that always picks the first-shown answer, in both orders, sees every system as equal.
     position_only = [r for r in estimate_rows(study=judged) if r.question == "features" and r.judge == "first"]
     assert all(abs(r.llm_estimate) < 1e-6 and r.llm_low < 0 < r.llm_high for r in position_only)
@@ -106,6 +110,9 @@ def test_the_page_exports_and_plots_are_for_staff(judged, staff_client):
     assert '<h2 id="plots-additional_info">Additional information</h2>' in text  # labels, not keys, in headings
     assert "<tr><td>Additional information</td>" in text
     assert "plots/llm/oracle/additional_info.svg" in text  # the plots' addresses keep the keys
+    assert (
+        "<strong>oracle</strong> cannot help on Additional information: it judged only cells the humans judged" in text
+    )
     csv = staff_client.get(url + "exports/llm-agreement.csv")
     assert csv.streaming  # a download as it is written, not built whole first
     assert streamed(csv).splitlines()[0].startswith("question,judge,picks,cells,agreement,kappa")

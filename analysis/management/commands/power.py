@@ -15,6 +15,11 @@ from django.core.management.base import BaseCommand, CommandError
 from analysis.power import INTERVALS, SPACINGS, TESTS, judge_assisted_power, power_analysis, reported_power
 from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
 
+TEST_NAMES = {
+    "reported": "each system vs the reference (the reported tests)",
+    "best-vs-worst": "best vs worst (the source study's figure)",
+}
+
 
 class Command(BaseCommand):
     help = (
@@ -78,7 +83,8 @@ class Command(BaseCommand):
             "--llm-cells",
             type=int,
             default=None,
-            help="with --judge-agreement: cells the judge judges (default: the design's)",
+            help="with --judge-agreement: cells the judge judges, the humans' included (default: the design's, which "
+            "saves nothing: only cells beyond the humans' help)",
         )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -115,7 +121,8 @@ class Command(BaseCommand):
             )
             return
         lines = [
-            f"Power {result.power:.3f} (Monte Carlo SE {result.mc_se:.3f}, {result.simulations} simulations)",
+            f"Power of {TEST_NAMES[options['test']]}: {result.power:.3f} "
+            f"(Monte Carlo SE {result.mc_se:.3f}, {result.simulations} simulations)",
             f"  {result.systems} systems, {result.vignettes} vignettes, {result.repetitions} repetitions: "
             f"{result.comparisons} judgments per question, {result.participants} judges",
         ]
@@ -146,16 +153,21 @@ class Command(BaseCommand):
             return
         alone = judged.without
         lines = [
-            f"Power {alone.power:.3f} humans alone, {judged.with_judge_power:.3f} with the LLM judge "
+            f"Power of {TEST_NAMES['reported']}: {alone.power:.3f} humans alone, "
+            f"{judged.with_judge_power:.3f} with the LLM judge "
             f"(Monte Carlo SE {alone.mc_se:.3f}, {alone.simulations} simulations)",
             f"  {alone.systems} systems, {alone.vignettes} vignettes, {alone.repetitions} repetitions: "
             f"{alone.comparisons} human judgments per question, {alone.participants} judges",
             *_reported_lines(alone)[:1],
             f"  judge: agreement {judged.judge_agreement} with the human majority, humans' own {judged.human_agreement}: "
-            f"rho {judged.rho:.3f} on {judged.llm_cells} LLM-judged cells (PPI++)",
+            f"rho {judged.rho:.3f} per pick, {judged.rho_cell:.3f} against a cell's {alone.repetitions} humans",
+            f"  the judge judges {judged.llm_cells} cells, {judged.extra_cells} beyond the humans' {judged.human_cells} "
+            "(PPI++, cell-clustered variance)",
             f"  the {judged.human_judgments} human judgments are worth {judged.worth_human_judgments:.0f} beside the judge",
             "  for 80% power: " + _needed(judged),
         ]
+        if judged.why_no_saving:
+            lines.append(f"  no saving: {judged.why_no_saving}.")
         self.stdout.write("\n".join(lines))
 
 
