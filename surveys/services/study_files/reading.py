@@ -9,6 +9,8 @@ import difflib
 import json
 from typing import Any
 
+from django.conf import settings
+
 from ..shape_basics import ShapeError, describe, is_storable, place
 from .format import SETTING_BLOCKS, StudyFile
 
@@ -23,8 +25,29 @@ class StudyFileError(Exception):
         super().__init__("\n".join(errors))
 
 
+def read_study_upload(raw: bytes) -> dict:
+    """The JSON object of a file as read or uploaded: its size is checked before it is decoded or parsed."""
+    check_file_size(len(raw))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StudyFileError([f"byte {exc.start}: not UTF-8 text"]) from exc
+    return parse_study_file(text)
+
+
+def check_file_size(size: int) -> None:
+    """Raises StudyFileError when a file of `size` bytes is over STUDY_FILE_MAX_BYTES."""
+    limit = settings.STUDY_FILE_MAX_BYTES
+    if size > limit:
+        raise StudyFileError(
+            [f"the file is {size:,} bytes, more than the {limit:,} a study file may have (STUDY_FILE_MAX_BYTES)"]
+        )
+
+
 def parse_study_file(text: str) -> dict:
     """The file's JSON object; a JSON key given twice is an error (json would silently keep the last)."""
+    if len(text) * 4 > settings.STUDY_FILE_MAX_BYTES:  # at most 4 bytes a character: encode only when it may matter
+        check_file_size(len(text.encode("utf-8", "surrogatepass")))
     repeated: dict[int, list[str]] = {}  # id of a parsed object -> its keys given more than once
 
     def object_noting_repeats(pairs: list[tuple[str, Any]]) -> dict:
@@ -71,6 +94,25 @@ def _nesting_beyond(text: str, most: int) -> tuple[int, int] | None:
     return None
 
 
+def _too_many_items(data: dict) -> list[str]:
+    """Each list or object holding more than STUDY_FILE_MAX_ITEMS items, by its place."""
+    limit, errors = settings.STUDY_FILE_MAX_ITEMS, []
+    pending: list[tuple[Any, tuple]] = [(data, ())]
+    while pending:  # not recursive: the data may be deep
+        value, loc = pending.pop()
+        if isinstance(value, dict | list) and len(value) > limit:
+            what = "keys" if isinstance(value, dict) else "items"
+            where = _place_in_file(loc, unknown=True) if loc else "the file"
+            errors.append(
+                f"{where}: {len(value):,} {what}, more than the {limit:,} a study file may hold (STUDY_FILE_MAX_ITEMS)"
+            )
+        if isinstance(value, dict):
+            pending.extend((child, (*loc, key)) for key, child in value.items())
+        elif isinstance(value, list):
+            pending.extend((child, (*loc, index)) for index, child in enumerate(value))
+    return sorted(errors)
+
+
 def _repeated_keys(data: dict, repeated: dict[int, list[str]]) -> list[str]:
     return sorted(
         f"{_place_in_file(loc)}: the key is given more than once (only the last would count)"
@@ -95,6 +137,9 @@ def read_study_file(data: Any) -> StudyFile:
     """The checked study file; StudyFileError lists every problem, each with its place."""
     if not isinstance(data, dict):
         raise StudyFileError(["the file must hold one JSON object"])
+    crowded = _too_many_items(data)
+    if crowded:  # before the shapes are checked: a list of 100,000 questions is refused without reading each
+        raise StudyFileError(crowded)
     odd_keys = [
         _place_in_file((*loc, key), unknown=True)
         for loc, value in _objects(data)
