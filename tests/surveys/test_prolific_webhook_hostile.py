@@ -146,3 +146,34 @@ def test_the_signature_is_checked_on_the_raw_bytes_first(api, judging):
     # Signed exactly as sent, with spacing json.dumps would not produce: accepted without re-serialising.
     body = json.dumps(status_change("sub1", "AWAITING REVIEW"), indent=3).encode()
     assert signed_post(api, None, body=body).json()["detail"] == "recorded"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_events_out_of_order_leave_the_newest_status():
+    from datetime import UTC, datetime
+
+    from surveys.prolific import receive_webhook_event
+    from surveys.services.allocation import allocate
+    from surveys.services.lifecycle import go_live
+    from tests.conftest import at_once, make_study
+
+    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
+    allocate(participant=participant)
+    statuses = ["ACTIVE", "AWAITING REVIEW", "APPROVED", "AWAITING REVIEW", "ACTIVE", "APPROVED"]
+    newest = len(statuses) - 1
+
+    def deliver(index):
+        return lambda: receive_webhook_event(
+            payload=status_change("sub1", statuses[index]),
+            event_id=f"evt-{index}",
+            sent_at=datetime.fromtimestamp(1_800_000_000 + index, tz=UTC),
+        )
+
+    assert at_once(*[deliver(i) for i in reversed(range(len(statuses)))]) == [None] * len(statuses)
+
+    participant.refresh_from_db()
+    assert participant.prolific_status == statuses[newest]
+    assert participant.prolific_status_at.timestamp() == 1_800_000_000 + newest
+    assert ProlificEvent.objects.count() == len(statuses)
