@@ -66,7 +66,7 @@ class ProlificWebhook(APIView):
     )
     def post(self, request):
         try:
-            if int(request.META.get("CONTENT_LENGTH") or 0) > WEBHOOK_MAX_BYTES:
+            if _content_length(request) > WEBHOOK_MAX_BYTES:
                 raise WebhookTooLarge(f"The body is larger than {WEBHOOK_MAX_BYTES} bytes: not a Prolific event.")
             applied = receive_webhook(
                 body=request.body, headers=request.headers, secret=settings.PROLIFIC_WEBHOOK_SECRET
@@ -80,3 +80,11 @@ class ProlificWebhook(APIView):
         except (MalformedWebhook, WebhookRefused) as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"detail": applied.outcome, "released": applied.released}, status=status.HTTP_200_OK)
+
+
+def _content_length(request) -> int:
+    """The declared body size; a header that is not a number counts as too large (nothing is read)."""
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return WEBHOOK_MAX_BYTES + 1

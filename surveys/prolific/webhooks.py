@@ -53,11 +53,12 @@ def verify_webhook(*, body: bytes, timestamp: str, signature: str, secret: str, 
     now = time.time() if now is None else now
     if abs(now - sent_at) > WEBHOOK_TOLERANCE_SECONDS:
         raise InvalidWebhook("The webhook timestamp is more than 5 minutes from our clock (stale or replayed).")
-    if hmac.compare_digest(sign_webhook(body=body, timestamp=timestamp, secret=secret), signature):
+    given = signature.encode("utf-8", "replace")  # as bytes: compare_digest refuses non-ASCII text with a TypeError
+    if hmac.compare_digest(sign_webhook(body=body, timestamp=timestamp, secret=secret).encode(), given):
         return
     reserialised = _reserialised(body)
     if reserialised is not None and hmac.compare_digest(
-        sign_webhook(body=reserialised, timestamp=timestamp, secret=secret), signature
+        sign_webhook(body=reserialised, timestamp=timestamp, secret=secret).encode(), given
     ):
         return
     raise InvalidWebhook("The webhook signature does not match.")

@@ -43,6 +43,18 @@ def test_a_body_larger_than_any_event_is_a_413(api, judging):
     assert "larger than" in response.json()["detail"]
 
 
+def test_a_signature_with_characters_beyond_ascii_is_a_401_not_a_crash(api, judging):
+    response = api.post(
+        "/prolific/webhook/",
+        data=json.dumps(status_change("sub1", "RETURNED")),
+        content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE="sïgnature\xff",
+        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=str(int(time.time())),
+    )
+    assert response.status_code == 401
+    assert not ProlificEvent.objects.exists()
+
+
 def test_json_depth_skips_brackets_inside_strings():
     assert json_depth(b'{"a": "[[[[{{{{\\"[["}') == 1
     assert json_depth(deep(100_000)) == 100_000
