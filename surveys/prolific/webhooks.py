@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from ..services.shape_basics import is_storable
 from .errors import InvalidWebhook, MalformedWebhook, UnknownSubmissionStatus, WebhookNotConfigured, WebhookRefused
 from .statuses import SUBMISSION_STATUS_CHANGE, Applied, ParticipantMismatch, SubmissionStatus, apply_submission_status
 
@@ -124,6 +125,8 @@ def read_event(*, body: bytes, headers) -> WebhookEvent:
         raise MalformedWebhook("The body is not JSON.") from exc
     if not isinstance(payload, dict):
         raise MalformedWebhook("The body must be a JSON object.")
+    if not _storable(payload):
+        raise MalformedWebhook("The body holds text no database can store (a NUL character or a lone surrogate).")
     for name, (required, longest) in FIELDS.items():
         value = payload.get(name, "")
         if not isinstance(value, str) or len(value) > longest or (required and not value):
@@ -138,6 +141,21 @@ def read_event(*, body: bytes, headers) -> WebhookEvent:
                 "Nothing was stored."
             )
     return WebhookEvent(payload=payload, event_id=_event_id(headers), sent_at=_sent_at(headers))
+
+
+def _storable(payload: dict) -> bool:
+    """Every key and text in the (shallow, small) payload can be stored by PostgreSQL as well as SQLite."""
+    pending: list = [payload]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str) and not is_storable(value):
+            return False
+    return True
 
 
 def _event_id(headers) -> str | None:

@@ -87,6 +87,15 @@ def test_a_signed_malformed_event_is_a_400_that_says_what(api, judging, payload,
     assert not ProlificEvent.objects.exists()
 
 
+@pytest.mark.parametrize("text", ["sub\\u0000", "sub\\ud800"])
+def test_a_signed_event_with_text_no_database_stores_is_a_400(api, judging, text):
+    body = json.dumps(status_change("sub1", "RETURNED")).replace('"sub1"', f'"{text}"').encode()
+    response = signed_post(api, None, body=body)
+    assert response.status_code == 400
+    assert "NUL character or a lone surrogate" in response.json()["detail"]
+    assert not ProlificEvent.objects.exists()
+
+
 def test_a_malformed_event_id_header_is_a_400(api, judging):
     response = signed_post(api, status_change("sub1", "RETURNED"), event_id="x" * 129)
     assert response.status_code == 400
