@@ -114,7 +114,7 @@ def _nesting_beyond(text: str, most: int) -> tuple[int, int] | None:
 def _too_many_items(data: dict) -> list[str]:
     """Each list or object holding more than STUDY_FILE_MAX_ITEMS items, by its place."""
     limit, errors = settings.STUDY_FILE_MAX_ITEMS, []
-    pending: list[tuple[Any, tuple]] = [(data, ())]  # lists and objects only
+    pending: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]  # lists and objects only
     while pending:  # not recursive: the data may be deep
         value, loc = pending.pop()
         if len(value) > limit:
