@@ -280,6 +280,11 @@ INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30, minimum=0)
 # many minutes after arriving is excluded ("no Prolific submission") by reconciliation, and its places reopen.
 PROLIFIC_VERIFY_GRACE_MINUTES = env_int("PROLIFIC_VERIFY_GRACE_MINUTES", 30, minimum=0)
 
+# Study files (import_study and any importer): refused before parsing above this many bytes, and when any list or
+# object holds more than this many items (questions, systems, answers, features, ...). Positions are smallints.
+STUDY_FILE_MAX_BYTES = env_int("STUDY_FILE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024, maximum=100 * 1024 * 1024)
+STUDY_FILE_MAX_ITEMS = env_int("STUDY_FILE_MAX_ITEMS", 1000, minimum=1, maximum=32767)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",

@@ -124,8 +124,13 @@ class Participant(models.Model):
     attention_choice = models.PositiveSmallIntegerField(null=True, blank=True)
     first_position_share = models.FloatField(null=True, blank=True)
     seconds_total = models.FloatField(default=0)
-    # Prolific may add statuses: an unknown one is still stored as sent (choices are not enforced).
+    # A webhook with a status not listed here is refused; reconciliation stores what Prolific's API lists.
     prolific_status = models.CharField(max_length=24, choices=ProlificStatus.choices, blank=True)
+    prolific_status_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When Prolific sent the status event applied last (X-Timestamp): an older event is not applied.",
+    )
     review_status = models.CharField(
         max_length=24,
         choices=ReviewStatus.choices,

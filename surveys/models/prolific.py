@@ -8,13 +8,14 @@ class ProlificEvent(models.Model):
     """One webhook event from Prolific, kept so that a repeated delivery is recognised and ignored."""
 
     event_id = models.CharField(
-        max_length=128, help_text="Prolific's event id, or a digest of the event when it carries none."
+        max_length=128, help_text="Prolific's X-Event-ID header, or a digest of the event when it carries none."
     )
     event_type = models.CharField(max_length=64)
     resource_id = models.CharField(max_length=64, help_text="The submission (or study) the event is about.")
     status = models.CharField(max_length=24, blank=True)
     payload = models.JSONField(default=dict, blank=True)
     received_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="When Prolific sent the event (X-Timestamp).")
 
     class Meta:
         ordering = ["-received_at"]

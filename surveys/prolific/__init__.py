@@ -8,14 +8,23 @@
 - reconciliation also verifies: participants with no submission of the study after a grace period are
   excluded ("no Prolific submission"; verification.py), and `verification_counts` shows where a study stands.
 - `verify_webhook` checks Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + body)),
-  sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds).
+  sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds), on the raw bytes before
+  anything is parsed; `receive_webhook` then reads the event, deduplicates it on X-Event-ID and applies it in the
+  order of X-Timestamp (an older event than the status applied is "stale").
 
 Modules: statuses (statuses in, reconciliation), verification (only real submissions count), webhooks (signature and
 events), errors (what the webhook refuses; the view picks the HTTP status), review (decisions out and POLICY_HELP), drafts (the study on Prolific, from the admin: create or update the draft, publish, add places).
 """
 
 from .client import ProlificError
-from .errors import InvalidWebhook, WebhookNotConfigured, WebhookRefused
+from .errors import (
+    InvalidWebhook,
+    MalformedWebhook,
+    UnknownSubmissionStatus,
+    WebhookNotConfigured,
+    WebhookRefused,
+    WebhookTooLarge,
+)
 from .review import (
     APPROVE,
     NEVER_REJECTED,
@@ -44,7 +53,12 @@ from .statuses import (
 )
 from .verification import VerificationCounts, exclude_unverified, verification_counts
 from .webhooks import (
+    WEBHOOK_MAX_BYTES,
     WEBHOOK_TOLERANCE_SECONDS,
+    WebhookEvent,
+    json_depth,
+    read_event,
+    receive_webhook,
     receive_webhook_event,
     sign_webhook,
     verify_webhook,
@@ -61,22 +75,30 @@ __all__ = [
     "REVIEWABLE",
     "SINGLE_ATTENTION_FAILURE_REJECTABLE_UNDER_MINUTES",
     "SUBMISSION_STATUS_CHANGE",
+    "WEBHOOK_MAX_BYTES",
     "WEBHOOK_TOLERANCE_SECONDS",
     "Applied",
     "Decision",
     "InvalidWebhook",
+    "MalformedWebhook",
     "ParticipantMismatch",
     "ProlificError",
     "Reconciled",
     "ReviewStatus",
     "Reviewed",
     "SubmissionStatus",
+    "UnknownSubmissionStatus",
     "VerificationCounts",
+    "WebhookEvent",
     "WebhookNotConfigured",
     "WebhookRefused",
+    "WebhookTooLarge",
     "apply_submission_status",
     "decide_review",
     "exclude_unverified",
+    "json_depth",
+    "read_event",
+    "receive_webhook",
     "receive_webhook_event",
     "reconcile_live_studies",
     "reconcile_study",

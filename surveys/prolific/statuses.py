@@ -30,7 +30,7 @@ class ParticipantMismatch(Exception):
 
 @dataclass
 class Applied:
-    outcome: str  # "duplicate", "unknown-submission", "unchanged", "recorded" or "released"
+    outcome: str  # "duplicate", "unknown-submission", "stale", "unchanged", "recorded" or "released"
     participant: Participant | None = None
     released: int = 0
 
@@ -43,10 +43,13 @@ def apply_submission_status(
     status: str,
     event_id: str | None = None,
     payload: dict | None = None,
+    sent_at: datetime | None = None,
 ) -> Applied:
     """Record a submission's Prolific status; one in PROLIFIC_EVENTS (RETURNED, TIMED-OUT) also changes ours.
 
     `session_id` is Prolific's submission id. With `event_id`, a repeated event changes nothing.
+    With `sent_at` (when Prolific sent the event), an event older than the one applied last is "stale": recorded, so
+    a redelivery is a duplicate, but it changes nothing (Prolific does not guarantee the order of its webhooks).
     Without `study` (a webhook says only the submission), the participant is found by submission id.
     Raises ParticipantMismatch (and records nothing, not even the event) when `participant_id` is not
     the participant who entered with that submission id: someone else's PROLIFIC_PID was used.
@@ -62,6 +65,7 @@ def apply_submission_status(
                         resource_id=session_id,
                         status=status,
                         payload=payload or {},
+                        sent_at=sent_at,
                     )
             except IntegrityError:
                 return Applied("duplicate")
@@ -76,7 +80,14 @@ def apply_submission_status(
                 participant.prolific_pid,
             )
             raise ParticipantMismatch(f"Submission {session_id} belongs to another participant.")
-        changed = participation.record_prolific_status(participant=participant, status=status)
+        if sent_at is not None:
+            participant = Participant.objects.select_for_update(of=("self",)).get(pk=participant.pk)
+            if participant.prolific_status_at is not None and sent_at < participant.prolific_status_at:
+                log.info(
+                    "prolific event for %s sent %s is older than the status applied: not applied", session_id, sent_at
+                )
+                return Applied("stale", participant)
+        changed = participation.record_prolific_status(participant=participant, status=status, sent_at=sent_at)
         if not participant.session_id:
             Participant.objects.filter(pk=participant.pk, session_id="").update(session_id=session_id)
         if status in PROLIFIC_EVENTS:

@@ -1,22 +1,37 @@
-"""Prolific's webhooks: the signature check, a stable event id, and applying a verified event."""
+"""Prolific's webhooks: the signature check on the raw bytes, then the event read, deduplicated and applied in order.
+
+Order of checks (README, Prolific section): size (before reading), signature over the raw bytes (before any parsing), then
+the JSON (nesting depth scanned first, without recursion), the fields, the status. Prolific's headers:
+X-Prolific-Request-Signature / X-Prolific-Request-Timestamp sign the request; X-Event-ID is the same for every
+redelivery of one event (the dedupe key); X-Timestamp is when Prolific sent the event (the order key).
+"""
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import hmac
 import json
 import logging
 import math
+import re
 import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from .errors import InvalidWebhook, WebhookNotConfigured, WebhookRefused
-from .statuses import SUBMISSION_STATUS_CHANGE, Applied, ParticipantMismatch, apply_submission_status
+from ..services.shape_basics import is_storable
+from .errors import InvalidWebhook, MalformedWebhook, UnknownSubmissionStatus, WebhookNotConfigured, WebhookRefused
+from .statuses import SUBMISSION_STATUS_CHANGE, Applied, ParticipantMismatch, SubmissionStatus, apply_submission_status
 
 log = logging.getLogger(__package__)
 
 WEBHOOK_TOLERANCE_SECONDS = 5 * 60
+WEBHOOK_MAX_BYTES = 64 * 1024  # a Prolific event is a few hundred bytes
+WEBHOOK_MAX_DEPTH = 8  # Prolific's events are flat objects
+KNOWN_STATUSES = frozenset(s.value for s in SubmissionStatus if s.value)
+EVENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# The event's fields as Prolific sends them: name -> (required, longest).
+FIELDS = {"event_type": (True, 64), "resource_id": (True, 64), "status": (False, 24), "participant_id": (False, 64)}
 
 
 def sign_webhook(*, body: bytes, timestamp: str, secret: str) -> str:
@@ -26,43 +41,169 @@ def sign_webhook(*, body: bytes, timestamp: str, secret: str) -> str:
 
 
 def verify_webhook(*, body: bytes, timestamp: str, signature: str, secret: str, now: float | None = None) -> None:
+    """Raises unless `signature` signs `timestamp + body` with `secret` and the timestamp is fresh.
+
+    The raw bytes are checked first. Prolific's own example signs `json.dumps` of the parsed body, so a body sent with
+    other spacing is also tried re-serialised, but only a small, shallow one: nothing deep is ever parsed unsigned.
+    """
     if not secret:
         raise WebhookNotConfigured("PROLIFIC_WEBHOOK_SECRET is not set: webhooks cannot be verified.")
     if not timestamp or not signature:
         raise InvalidWebhook("Missing X-Prolific-Request-Timestamp or X-Prolific-Request-Signature header.")
-    try:
-        sent_at = float(timestamp)
-    except ValueError as exc:
-        raise InvalidWebhook("X-Prolific-Request-Timestamp is not a UNIX timestamp.") from exc
-    if not math.isfinite(sent_at):  # nan compares false with everything: it would pass the freshness check
-        raise InvalidWebhook("X-Prolific-Request-Timestamp is not a finite UNIX timestamp.")
+    sent_at = _unix_seconds(timestamp, "X-Prolific-Request-Timestamp", InvalidWebhook)
     now = time.time() if now is None else now
     if abs(now - sent_at) > WEBHOOK_TOLERANCE_SECONDS:
         raise InvalidWebhook("The webhook timestamp is more than 5 minutes from our clock (stale or replayed).")
-    candidates = [body]
-    with contextlib.suppress(ValueError):  # Prolific's own example signs json.dumps of the parsed body; accept it too
-        candidates.append(json.dumps(json.loads(body)).encode())
-    for candidate in candidates:
-        if hmac.compare_digest(sign_webhook(body=candidate, timestamp=timestamp, secret=secret), signature):
-            return
+    given = signature.encode("utf-8", "replace")  # as bytes: compare_digest refuses non-ASCII text with a TypeError
+    if hmac.compare_digest(sign_webhook(body=body, timestamp=timestamp, secret=secret).encode(), given):
+        return
+    reserialised = _reserialised(body)
+    if reserialised is not None and hmac.compare_digest(
+        sign_webhook(body=reserialised, timestamp=timestamp, secret=secret).encode(), given
+    ):
+        return
     raise InvalidWebhook("The webhook signature does not match.")
 
 
+def _reserialised(body: bytes) -> bytes | None:
+    if len(body) > WEBHOOK_MAX_BYTES or json_depth(body) > WEBHOOK_MAX_DEPTH:
+        return None
+    try:
+        return json.dumps(json.loads(body)).encode()
+    except (ValueError, RecursionError):
+        return None
+
+
+def json_depth(body: bytes) -> int:
+    """How deeply `body`'s arrays and objects nest, by a linear scan that skips strings (no recursion, no parse)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return deepest
+
+
+def _unix_seconds(value: str, header: str, error: type[Exception]) -> float:
+    try:
+        seconds = float(value)
+    except ValueError as exc:
+        raise error(f"{header} is not a UNIX timestamp.") from exc
+    if not math.isfinite(seconds) or not 0 <= seconds < 1e11:  # nan would pass any comparison
+        raise error(f"{header} is not a finite UNIX timestamp in range.")
+    return seconds
+
+
+@dataclass(frozen=True)
+class WebhookEvent:
+    """A signed event, read and checked: what `receive_webhook_event` applies."""
+
+    payload: dict
+    event_id: str | None = None
+    sent_at: datetime | None = None
+
+
+def read_event(*, body: bytes, headers) -> WebhookEvent:
+    """The event in a body whose signature was verified. Raises MalformedWebhook or UnknownSubmissionStatus."""
+    if json_depth(body) > WEBHOOK_MAX_DEPTH:
+        raise MalformedWebhook(f"The body nests deeper than {WEBHOOK_MAX_DEPTH} levels: not a Prolific event.")
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise MalformedWebhook("The body is not JSON.") from exc
+    if not isinstance(payload, dict):
+        raise MalformedWebhook("The body must be a JSON object.")
+    if not _storable(payload):
+        raise MalformedWebhook("The body holds text no database can store (a NUL character or a lone surrogate).")
+    for name, (required, longest) in FIELDS.items():
+        value = payload.get(name, "")
+        if not isinstance(value, str) or len(value) > longest or (required and not value):
+            raise MalformedWebhook(f"'{name}' must be a string of 1 to {longest} characters.")
+    if payload["event_type"] == SUBMISSION_STATUS_CHANGE:
+        status = payload.get("status", "").strip().upper()
+        if not status:
+            raise MalformedWebhook("'status': a submission status change needs a status.")
+        if status not in KNOWN_STATUSES:
+            raise UnknownSubmissionStatus(
+                f"Unknown submission status {status!r}: expected one of {', '.join(sorted(KNOWN_STATUSES))}. "
+                "Nothing was stored."
+            )
+    return WebhookEvent(payload=payload, event_id=_event_id(headers), sent_at=_sent_at(headers))
+
+
+def _storable(payload: dict) -> bool:
+    """Every key and text in the (shallow, small) payload can be stored by PostgreSQL as well as SQLite."""
+    pending: list = [payload]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str) and not is_storable(value):
+            return False
+    return True
+
+
+def _event_id(headers) -> str | None:
+    value = headers.get("X-Event-ID", "")
+    if not value:
+        return None
+    if not EVENT_ID.match(value):
+        raise MalformedWebhook("X-Event-ID must be 1 to 128 letters, digits, '.', '_', ':' or '-'.")
+    return value
+
+
+def _sent_at(headers) -> datetime | None:
+    value = headers.get("X-Timestamp", "")
+    if not value:
+        return None
+    return datetime.fromtimestamp(_unix_seconds(value, "X-Timestamp", MalformedWebhook), tz=UTC)
+
+
 def webhook_event_id(payload: dict) -> str:
-    """Prolific's event id when the payload has one; otherwise the event itself, as a digest.
+    """The dedupe key when the request has no X-Event-ID: an id in the payload, else a digest of the event.
 
     A submission reaches each status once, so the same (type, submission, status) is a repeat.
     """
     for key in ("event_id", "id"):
-        if payload.get(key):
+        if isinstance(payload.get(key), str | int) and payload.get(key):
             return str(payload[key])[:128]
     key = "|".join(str(payload.get(k, "")) for k in ("event_type", "resource_id", "status"))
     return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
-def receive_webhook_event(*, payload: dict) -> Applied:
-    """A verified webhook: apply submission status changes once; other event types are ignored.
+def receive_webhook(*, body: bytes, headers, secret: str, now: float | None = None) -> Applied:
+    """A request as received: verify the raw bytes, read the event, apply it once and in order."""
+    verify_webhook(
+        body=body,
+        timestamp=headers.get("X-Prolific-Request-Timestamp", ""),
+        signature=headers.get("X-Prolific-Request-Signature", ""),
+        secret=secret,
+        now=now,
+    )
+    event = read_event(body=body, headers=headers)
+    return receive_webhook_event(payload=event.payload, event_id=event.event_id, sent_at=event.sent_at)
 
+
+def receive_webhook_event(*, payload: dict, event_id: str | None = None, sent_at: datetime | None = None) -> Applied:
+    """A verified event: apply submission status changes once; other event types are ignored.
+
+    `event_id` is the X-Event-ID header (the payload's digest without one); `sent_at` its X-Timestamp: an event
+    older than the status already applied is recorded but changes nothing ("stale").
     Raises WebhookRefused (the view answers 400) when the event names another participant than the one who entered with
     the submission; nothing is recorded, and it is logged.
     """
@@ -74,8 +215,9 @@ def receive_webhook_event(*, payload: dict) -> Applied:
             session_id=payload["resource_id"],
             participant_id=payload.get("participant_id", ""),
             status=payload["status"],
-            event_id=webhook_event_id(payload),
+            event_id=event_id or webhook_event_id(payload),
             payload=payload,
+            sent_at=sent_at,
         )
     except ParticipantMismatch as exc:
         raise WebhookRefused(f"{exc} Not applied.") from exc

@@ -57,12 +57,20 @@ def state(invitation: Invitation, now: datetime | None = None) -> str:
     return "Not yet opened" + (f" (expires {ends:%Y-%m-%d})" if ends else "")
 
 
-def _check_usable(invitation: Invitation) -> None:
+def _unusable(invitation: Invitation) -> str | None:
+    """Why the invitation can no longer be used (revoked or expired), in the expert's language; None when it can."""
     if invitation.revoked_at:
-        raise InvitationWithdrawn(gettext(WITHDRAWN))
+        return gettext(WITHDRAWN)
     ends = expires_at(invitation)
     if ends and timezone.now() >= ends:
-        raise InvitationWithdrawn(gettext(EXPIRED))
+        return gettext(EXPIRED)
+    return None
+
+
+def _check_usable(invitation: Invitation) -> None:
+    problem = _unusable(invitation)
+    if problem:
+        raise InvitationWithdrawn(problem)
 
 
 def _same_browser(invitation: Invitation, browser_key: str | None) -> bool:
@@ -88,12 +96,16 @@ def open_invitation(*, invitation: Invitation, browser_key: str | None) -> tuple
 
 
 def browser_may_continue(respondent: Respondent, browser_key: str | None) -> str | None:
-    """Why this browser may not go on writing an invited respondent's pages, or None when it may."""
+    """Why this browser may not go on writing an invited respondent's pages, or None when it may.
+
+    Checked on every page and every POST: a page opened before the invitation expired or was revoked stores nothing.
+    """
     invitation = respondent.invitation  # no query when there is none
     if invitation is None:
         return None
-    if invitation.revoked_at:
-        return gettext(WITHDRAWN)
+    problem = _unusable(invitation)
+    if problem:
+        return problem
     if not _same_browser(invitation, browser_key):
         return gettext(IN_USE)
     return None

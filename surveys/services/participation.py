@@ -217,11 +217,12 @@ def _give_back(assignment: Assignment, *, counter: str, new_status: str) -> int:
     return 1
 
 
-def record_prolific_status(*, participant: Participant, status: str) -> bool:
-    """Store what Prolific says the submission's status is; whether it changed."""
-    return bool(
-        Participant.objects.filter(pk=participant.pk).exclude(prolific_status=status).update(prolific_status=status)
-    )
+def record_prolific_status(*, participant: Participant, status: str, sent_at: datetime | None = None) -> bool:
+    """Store what Prolific says the submission's status is (and when Prolific sent it); whether the status changed."""
+    rows = Participant.objects.filter(pk=participant.pk)
+    if sent_at is not None:
+        rows.update(prolific_status_at=sent_at)
+    return bool(rows.exclude(prolific_status=status).update(prolific_status=status))
 
 
 def record_prolific_statuses(*, study: Study, session_ids: Iterable[str], status: str) -> int:

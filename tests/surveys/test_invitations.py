@@ -108,6 +108,24 @@ def test_an_invitation_expires_after_the_setting(settings):
 
 
 @pytest.mark.django_db
+def test_a_page_opened_before_the_invitation_expired_cannot_write_after(client, settings):
+    settings.INVITATION_MAX_AGE_DAYS = 14
+    study, invitation, url = _invited()
+    client.get(url)
+    _consent(client, study)
+    assert client.get(page(study, 1)).status_code == 200  # the page is open in the expert's browser
+    Invitation.objects.filter(pk=invitation.pk).update(created_at=timezone.now() - timedelta(days=15))
+
+    response = client.post(page(study, 1), answer_post())
+
+    assert response.status_code == 403
+    assert "This invitation has expired; ask the researcher for a new link." in response.content.decode()
+    assert not Answer.objects.filter(origin=Answer.Origin.RESPONDENT).exists()
+    assert Respondent.objects.get().tasks.filter(submitted_at__isnull=False).count() == 0
+    assert client.get(page(study, 1)).status_code == 403
+
+
+@pytest.mark.django_db
 def test_the_invitation_list_says_which_are_revoked_expired_or_in_use(client, researcher, settings):
     from surveys.services.invitations import revoke_invitation
 

@@ -20,17 +20,22 @@ SECRET = "whsec-test-secret"
 URL = "/prolific/webhook/"
 
 
-def signed_post(api, payload, *, secret=SECRET, timestamp=None, body=None):
-    """What Prolific sends: base64(HMAC-SHA256(secret, timestamp + body)) and the UNIX timestamp."""
+def signed_post(api, payload, *, secret=SECRET, timestamp=None, body=None, event_id=None, sent_at=None):
+    """What Prolific sends: base64(HMAC-SHA256(secret, timestamp + body)) and the UNIX timestamp; with `event_id` and
+    `sent_at`, the X-Event-ID and X-Timestamp headers."""
     body = body if body is not None else json.dumps(payload).encode()
     timestamp = str(int(time.time())) if timestamp is None else str(timestamp)
     signature = base64.b64encode(hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest())
+    headers = {"HTTP_X_EVENT_ID": event_id} if event_id is not None else {}
+    if sent_at is not None:
+        headers["HTTP_X_TIMESTAMP"] = str(sent_at)
     return api.post(
         URL,
         data=body,
         content_type="application/json",
         HTTP_X_PROLIFIC_REQUEST_SIGNATURE=signature.decode(),
         HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+        **headers,
     )
 
 
@@ -161,7 +166,8 @@ def test_a_status_change_without_a_status_is_a_400(api, judging):
     payload = status_change("sub1", "")
     response = signed_post(api, payload)
     assert response.status_code == 400
-    assert "status" in response.json()
+    assert "needs a status" in response.json()["detail"]
+    assert not ProlificEvent.objects.exists()
 
 
 def test_an_unknown_submission_is_acknowledged_and_ignored(api, judging):

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from surveys.services.study_files import StudyFileError, import_study, parse_study_file
+from surveys.services.study_files import StudyFileError, check_file_size, import_study, read_study_upload
 
 
 class Command(BaseCommand):
@@ -13,11 +13,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, file: Path, **options):
         try:
-            study = import_study(parse_study_file(file.read_text(encoding="utf-8")))
+            check_file_size(file.stat().st_size)  # before reading: STUDY_FILE_MAX_BYTES bounds the memory used
+            study = import_study(read_study_upload(file.read_bytes()))
         except OSError as exc:
             raise CommandError(f"{file}: cannot read the file ({exc.strerror})") from exc
-        except UnicodeDecodeError as exc:
-            raise CommandError(f"{file}: not UTF-8 text (byte {exc.start} cannot be read)") from exc
         except StudyFileError as exc:
             raise CommandError(f"{file}: nothing was imported.\n" + "\n".join(exc.errors)) from exc
         self.stdout.write(

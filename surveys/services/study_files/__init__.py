@@ -12,6 +12,22 @@ an import (its judges' pages must not shift under them): the import is refused.
 
 from .exporting import export_study
 from .importing import import_study
-from .reading import StudyFileError, check_study_file, parse_study_file, read_study_file
+from .reading import (
+    StudyFileError,
+    check_file_size,
+    check_study_file,
+    parse_study_file,
+    read_study_file,
+    read_study_upload,
+)
 
-__all__ = ["StudyFileError", "check_study_file", "export_study", "import_study", "parse_study_file", "read_study_file"]
+__all__ = [
+    "StudyFileError",
+    "check_file_size",
+    "check_study_file",
+    "export_study",
+    "import_study",
+    "parse_study_file",
+    "read_study_file",
+    "read_study_upload",
+]

@@ -62,6 +62,18 @@ def _database_problem(field: models.Field, value: Any, slug: tuple[re.Pattern, s
             return f"must be a whole number of at most {high}, not {value}"
         if value < low:
             return f"must be a whole number of at least {low}, not {value}"
+    elif isinstance(value, Decimal) and isinstance(field, models.DecimalField):
+        return _decimal_problem(field, value)
+    return None
+
+
+def _decimal_problem(field: models.DecimalField, value: Decimal) -> str | None:
+    """Why the number does not fit the column's digits (PostgreSQL refuses it; SQLite would store it), or None."""
+    whole_digits = field.max_digits - field.decimal_places
+    largest = Decimal(10) ** whole_digits - Decimal(10) ** -field.decimal_places
+    # Compared before rounding: quantize itself fails on a number as large as 1e300.
+    if abs(value) > largest or abs(value.quantize(Decimal(10) ** -field.decimal_places)) > largest:
+        return f"must be at most {largest}, not {value:g}"
     return None
 
 

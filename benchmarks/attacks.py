@@ -1,0 +1,239 @@
+"""Hostile input replayed against a running server: each attack of issue 21 item 5, and what it got.
+
+Run: `python benchmarks/attacks.py [--postgres postgres://postgres@127.0.0.1:5432]`. It starts, all its own: a
+throwaway database (a temporary SQLite file, or `--database` on the given PostgreSQL server, dropped afterwards),
+gunicorn with DEBUG off and a webhook secret, a live judging study with one Prolific participant holding places,
+and a draft study with an expert invitation. Then, over HTTP as an attacker would send them:
+
+- webhooks: a body nested 100,000 deep with a fresh timestamp and a wrong signature; one nested 5,000 deep under
+  the size limit; a signed event with an unknown status; a replayed X-Event-ID carrying another status; an older
+  event (X-Timestamp) arriving after a newer one;
+- an expert's page opened before the invitation expired, POSTed after it expired;
+- study files through `manage.py import_study` (the only importer; run in this process against the server's
+  database): `hourly_rate: 1e300`, 100,000 questions, a 6 MB file.
+
+Printed per attack: what it got (HTTP status and the server's message, or the command's first error line),
+whether anything was stored, and "ok" when it was refused as it should be. Exit status 1 if any was not.
+About a minute here, most of it migrating and starting gunicorn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import hmac
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (
+    CSRF,
+    drop_database,
+    free_port,
+    fresh_database,
+    import_study_file,
+    judging_study_file,
+    server_env,
+    setup_django,
+    start_gunicorn,
+)
+
+SECRET = "attacks-webhook-secret"
+RESULTS: list[tuple[str, str, bool]] = []
+
+
+def report(name: str, got: str, refused: bool) -> None:
+    RESULTS.append((name, got, refused))
+    print(f"{'ok  ' if refused else 'FAIL'} {name:<48} {got}", flush=True)
+
+
+# The server's data ----------------------------------------------------------------------------------------
+def prepare(directory: Path) -> dict:
+    """A live judging study with participant sub1 holding places, and a draft study with an expert invitation."""
+    from surveys.models import Participant, System
+    from surveys.services.allocation import allocate
+    from surveys.services.respondent_survey import create_invitation
+
+    judging = judging_study_file(slug="attacks", systems=2, vignettes=2, repetitions=2, k=1)
+    import_study_file(judging, directory)
+    from surveys.models import Study
+
+    study = Study.objects.get(slug="attacks")
+    study.prolific_study_id = "st1"
+    study.save(update_fields=["prolific_study_id"])
+    participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
+    allocate(participant=participant)
+    writing = judging_study_file(slug="attacks-writing", systems=2, vignettes=2, repetitions=1, k=1)
+    writing["status"] = "draft"
+    writing["systems"].append({"key": "phil", "label": "Philosophers", "kind": "expert"})
+    import_study_file(writing, directory)
+    expert = System.objects.get(study__slug="attacks-writing", key="phil")
+    invitation = create_invitation(study=expert.study, system=expert, label="attacker's expert")
+    return {"participant": participant.pk, "invitation": invitation.pk, "token": invitation.token}
+
+
+# Webhooks -------------------------------------------------------------------------------------------------
+def webhook(base: str, body: bytes, *, secret: str = SECRET, event_id: str = "", sent_at: int | None = None):
+    timestamp = str(int(time.time()))
+    signature = base64.b64encode(hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest())
+    headers = {
+        "Content-Type": "application/json",
+        "X-Prolific-Request-Signature": signature.decode(),
+        "X-Prolific-Request-Timestamp": timestamp,
+    }
+    if event_id:
+        headers["X-Event-ID"] = event_id
+    if sent_at is not None:
+        headers["X-Timestamp"] = str(sent_at)
+    return httpx.post(f"{base}/prolific/webhook/", content=body, headers=headers, timeout=30)
+
+
+def said(response: httpx.Response) -> str:
+    try:
+        detail = response.json().get("detail", "")
+    except ValueError:
+        detail = response.text[:80]
+    return f"{response.status_code} {str(detail)[:90]}"
+
+
+def event(status: str) -> bytes:
+    return json.dumps(
+        {"resource_id": "sub1", "event_type": "submission.status.change", "participant_id": "pid1", "status": status}
+    ).encode()
+
+
+def webhook_attacks(base: str, ids: dict) -> None:
+    from surveys.models import Participant, ProlificEvent
+
+    def stored() -> int:
+        return ProlificEvent.objects.count()
+
+    before = stored()
+    deep = b"[" * 100_000 + b"]" * 100_000
+    response = webhook(base, deep, secret="wrong")
+    report("webhook 100,000 deep, wrong signature", said(response), 400 <= response.status_code < 500)
+    deep_small = b'{"a":' * 5_000 + b"1" + b"}" * 5_000
+    response = webhook(base, deep_small, secret="wrong")
+    report("webhook 5,000 deep (50 KB), wrong signature", said(response), response.status_code == 401)
+    response = webhook(base, deep_small)
+    report("webhook 5,000 deep, signed", said(response), response.status_code == 400)
+    response = webhook(base, event("HACKED"), event_id="evt-unknown")
+    report("webhook unknown status, signed", said(response), response.status_code == 400 and stored() == before)
+
+    webhook(base, event("AWAITING REVIEW"), event_id="evt-1")
+    response = webhook(base, event("RETURNED"), event_id="evt-1")
+    status = Participant.objects.get(pk=ids["participant"]).prolific_status
+    report(
+        "webhook replayed X-Event-ID, other status",
+        f"{said(response)}; status stays {status}",
+        response.status_code == 200 and response.json()["detail"] == "duplicate" and status == "AWAITING REVIEW",
+    )
+    now = int(time.time())
+    webhook(base, event("APPROVED"), event_id="evt-new", sent_at=now)
+    response = webhook(base, event("RETURNED"), event_id="evt-old", sent_at=now - 60)
+    participant = Participant.objects.get(pk=ids["participant"])
+    report(
+        "webhook older event after a newer one",
+        f"{said(response)}; status stays {participant.prolific_status}",
+        response.json().get("detail") == "stale" and participant.prolific_status == "APPROVED",
+    )
+
+
+# The expired invitation -----------------------------------------------------------------------------------
+def expired_invitation_attack(base: str, ids: dict) -> None:
+    from django.utils import timezone
+
+    from surveys.models import Answer, Invitation
+
+    with httpx.Client(base_url=base, follow_redirects=True, timeout=30) as browser:
+        consent = browser.get(f"/r/attacks-writing/invite/{ids['token']}/")
+        token = CSRF.search(consent.text).group(1)
+        page = browser.post(str(consent.url.path), data={"agree": "yes", "csrfmiddlewaretoken": token})
+        token = CSRF.search(page.text).group(1)
+        # The page is open in the expert's browser; the invitation then expires (INVITATION_MAX_AGE_DAYS=14).
+        Invitation.objects.filter(pk=ids["invitation"]).update(created_at=timezone.now() - timedelta(days=15))
+        answer = {"feature_1": "Honesty", "weight_1": "100", "reason_1": "Trust.", "action": "Tell the truth."}
+        response = browser.post(str(page.url.path), data={**answer, "csrfmiddlewaretoken": token})
+    message = re.search(r"This invitation[^<]*", response.text)
+    written = Answer.objects.filter(origin=Answer.Origin.RESPONDENT).count()
+    report(
+        "expert page POSTed after the invitation expired",
+        f"{response.status_code} {message.group(0) if message else response.text[:60]!r}; answers stored {written}",
+        response.status_code == 403 and written == 0,
+    )
+
+
+# Study files ------------------------------------------------------------------------------------------------
+def study_file_attacks(directory: Path) -> None:
+    """Through `manage.py import_study`, run in this process against the server's database."""
+    from django.core.management import CommandError, call_command
+
+    from surveys.models import Study
+
+    base = judging_study_file(slug="attacks-file", systems=2, vignettes=2, repetitions=1, k=1)
+    base["status"] = "draft"
+    rate = {**base, "prolific": {**base["prolific"], "hourly_rate": 1e300}}
+    many = {**base, "questions": [{"key": f"q{i}", "text": "?"} for i in range(100_000)]}
+    large = {**base, "description": "x" * 6_000_000}
+    for name, data in (("hourly_rate 1e300", rate), ("100,000 questions", many), ("a 6 MB file", large)):
+        path = directory / "attack.study.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        started = time.perf_counter()
+        try:
+            call_command("import_study", str(path), stdout=io.StringIO())
+            outcome, refused = "imported", False
+        except CommandError as exc:
+            outcome, refused = str(exc).splitlines()[1], True  # the line after "<file>: nothing was imported."
+        except Exception as exc:  # a traceback is what this attack must never get
+            outcome, refused = f"{type(exc).__name__}: {exc}", False
+        seconds = time.perf_counter() - started
+        written = Study.objects.filter(slug="attacks-file").exists()
+        got = f"{seconds:.1f} s: {outcome[:90]}; study written: {written}"
+        report(f"import_study {name}", got, refused and not written)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--postgres", help="a PostgreSQL server URL (no database); default: a temporary SQLite file")
+    parser.add_argument("--database", default="mj_attacks", help="the throwaway PostgreSQL database's name")
+    args = parser.parse_args()
+    directory = Path(tempfile.mkdtemp(prefix="mj-attacks-"))
+    database = fresh_database(args.postgres, args.database) if args.postgres else f"sqlite:///{directory}/db.sqlite3"
+    env = server_env(database)
+    env.update(PROLIFIC_WEBHOOK_SECRET=SECRET, INVITATION_MAX_AGE_DAYS="14", LOG_LEVEL="ERROR")
+    setup_django(env)
+    ids = prepare(directory)
+    port = free_port()
+    server = start_gunicorn(env, workers=2, port=port)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        print(f"server {base} on {'PostgreSQL' if args.postgres else 'SQLite'}, DEBUG off\n")
+        webhook_attacks(base, ids)
+        expired_invitation_attack(base, ids)
+        study_file_attacks(directory)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        if args.postgres:
+            from django.db import connections
+
+            connections.close_all()
+            drop_database(args.postgres, args.database)
+    failed = [name for name, _got, refused in RESULTS if not refused]
+    print(f"\n{len(RESULTS) - len(failed)} of {len(RESULTS)} attacks refused" + (f"; OPEN: {failed}" if failed else ""))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    main()
