@@ -37,7 +37,9 @@ class StartCollectionForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["study"].queryset = studies_for(user, acting=True)  # paid calls: owners and researchers
+        study = self.fields["study"]
+        assert isinstance(study, forms.ModelChoiceField)
+        study.queryset = studies_for(user, acting=True)  # paid calls: owners and researchers
 
 
 def progress_bar(counts: dict) -> str:

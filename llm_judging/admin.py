@@ -33,7 +33,9 @@ class StartJudgingForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["study"].queryset = studies_for(user, acting=True)  # paid calls: owners and researchers
+        study = self.fields["study"]
+        assert isinstance(study, forms.ModelChoiceField)
+        study.queryset = studies_for(user, acting=True)  # paid calls: owners and researchers
 
 
 class JudgeModelForm(forms.ModelForm):

@@ -12,8 +12,8 @@ class AuditEventAdmin(TeamScoped, admin.ModelAdmin):
     list_filter = ["action", "study"]
     search_fields = ["username", "study_slug"]
     date_hierarchy = "at"
-    fields = ["at", "username", "user", "action", "study", "study_slug", "details"]
-    readonly_fields = fields
+    readonly_fields = ["at", "username", "user", "action", "study", "study_slug", "details"]
+    fields = tuple(readonly_fields)
 
     # What happened stays as it happened: nobody adds, changes or deletes an event here.
     def has_add_permission(self, request):

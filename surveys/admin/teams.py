@@ -43,11 +43,11 @@ def narrow_choices(field, user) -> None:
     """A form field choosing a study or a study's part offers only those of studies the user may act on."""
     queryset = getattr(field, "queryset", None)
     path = study_path_of(queryset.model) if queryset is not None else None
-    if path is not None:
+    if queryset is not None and path is not None:
         field.queryset = scoped(queryset, user, study_path=path or "pk", acting=True)
 
 
-class TeamScoped:
+class TeamScoped(admin.ModelAdmin):
     """Mixed into a ModelAdmin whose rows belong to a study (`study_path` says how; "" for Study)."""
 
     study_path = "study"
