@@ -244,3 +244,22 @@ def test_the_creator_of_a_study_in_the_admin_owns_it_and_the_team_change_is_audi
     assert role_of(creator, study) == Role.OWNER
     event = AuditEvent.objects.get(action=AuditEvent.Action.TEAM_CHANGED)
     assert (event.username, event.details["member"], event.details["role"]) == ("creator", "creator", "owner")
+
+
+@pytest.mark.django_db
+def test_a_viewer_reads_the_dashboard_and_the_api_but_may_not_refit(their_study, client):
+    from rest_framework.test import APIClient
+
+    from analysis.models import AnalysisRun
+
+    study, _ = their_study
+    viewer = staff("viewer")
+    StudyMembership.objects.create(study=study, user=viewer, role=Role.VIEWER)
+    client.force_login(viewer)
+    assert client.get("/dashboard/s1/").status_code == 200
+    assert client.post("/dashboard/s1/refit/").status_code == 403
+    api = APIClient()
+    api.force_authenticate(viewer)
+    assert api.get("/api/studies/s1/").status_code == 200
+    assert api.post("/api/studies/s1/refit/").status_code == 403
+    assert not AnalysisRun.objects.exists()
