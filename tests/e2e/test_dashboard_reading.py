@@ -82,6 +82,8 @@ def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_
         assert re.search(r"Style-controlled: Each system's ability", page.locator("#q-features").inner_text())
         # Two studies side by side: the wide comparison plot scales down too.
         other = make_judged_study(slug="exp2", participants=20, seed=9)
+        researcher = get_user_model().objects.get(username="researcher")  # one can compare only one's own studies
+        StudyMembership.objects.create(study=other, user=researcher, role=StudyMembership.Role.OWNER)
         refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
         page.goto(f"{dashboard}?compare=exp2")
         page.wait_for_load_state("load")
