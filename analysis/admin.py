@@ -4,11 +4,13 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from surveys.admin.teams import TeamScoped
+
 from .models import AnalysisRun
 
 
 @admin.register(AnalysisRun)
-class AnalysisRunAdmin(admin.ModelAdmin):
+class AnalysisRunAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["id", "study", "created_at", "trigger", "status", "n_judgments", "n_participants", "dashboard"]
     list_filter = ["status", "trigger", "study"]
     date_hierarchy = "created_at"

@@ -1,4 +1,4 @@
-"""Results API (token or session authentication, staff only): studies, progress, results, exports."""
+"""Results API (token or session authentication, staff, their teams' studies only; another's is 404): studies, progress, results, exports."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -12,6 +12,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
 from surveys.models import Study
+from surveys.services.teams import check_can_act, studies_for
 
 from . import exports
 from .models import AnalysisRun
@@ -59,7 +60,7 @@ class StudyPages(PageNumberPagination):
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def study_list(request):
-    studies = Study.objects.select_related("reference_system").order_by("-created_at", "-id")
+    studies = studies_for(request.user).select_related("reference_system").order_by("-created_at", "-id")
     pages = StudyPages()
     page = pages.paginate_queryset(studies, request)
     return pages.get_paginated_response(StudyOut(page, many=True).data)
@@ -69,7 +70,7 @@ def study_list(request):
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def study_detail(request, slug):
-    study = get_object_or_404(Study.objects.prefetch_related("systems", "questions"), slug=slug)
+    study = get_object_or_404(studies_for(request.user).prefetch_related("systems", "questions"), slug=slug)
     return Response(StudyDetailOut(study).data)
 
 
@@ -77,7 +78,7 @@ def study_detail(request, slug):
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def study_progress_view(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     return Response(ProgressOut(study_progress(study=study)).data)
 
 
@@ -94,7 +95,7 @@ def _run(request, study: Study) -> AnalysisRun:
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def latest_results(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     return Response(AnalysisRunOut(_run(request, study)).data)
 
 
@@ -111,7 +112,8 @@ class BrokerUnavailable(APIException):
 @api_view(["POST"])
 @permission_classes([IsAdminUser])
 def refit(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    check_can_act(request.user, study)  # 403 for a viewer (DRF answers PermissionDenied so)
     asked = request_refit(study=study, requested_by=request.user)
     if asked.outcome == RefitOutcome.UNREACHABLE:
         raise BrokerUnavailable(asked.message)
@@ -141,9 +143,9 @@ def refit(request, slug):
 @permission_classes([IsAdminUser])
 @renderer_classes([JSONRenderer, TextRenderer, PlainTextRenderer])
 def export(request, slug, name):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     if name not in exports.EXPORTS:
         raise NotFound(f"No export called '{name}' (exports: {', '.join(exports.EXPORTS)}).")
     _, needs_run = exports.EXPORTS[name]
     run = _run(request, study) if needs_run else None
-    return exports.export_response(study=study, name=name, run=run)
+    return exports.export_response(study=study, name=name, run=run, by=request.user)

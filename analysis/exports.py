@@ -19,7 +19,8 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 
 from moraljudge.replica import reads_from_replica
-from surveys.models import Judgment, Participant, Study
+from surveys.models import AuditEvent, Judgment, Participant, Study
+from surveys.services.audit import record_event
 
 from .csv_text import csv_lines
 from .models import AnalysisRun
@@ -60,6 +61,8 @@ RESULT_COLUMNS = [
     "losses",
 ]
 DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
+# The files made of what judges did or said about themselves (the rest are fitted numbers): audited.
+PARTICIPANT_EXPORTS = ("judgments.csv", "bradleyterry2.csv", "demographics.csv")
 
 
 def hashed_participant(prolific_pid: str) -> str:
@@ -231,13 +234,17 @@ def _whole(*, study: Study, name: str, run: AnalysisRun | None) -> Iterator[str]
     yield makers[name]()
 
 
-def export_response(*, study: Study, name: str, run: AnalysisRun | None) -> HttpResponseBase:
+def export_response(*, study: Study, name: str, run: AnalysisRun | None, by=None) -> HttpResponseBase:
     """The export as a download, for the dashboard and the API alike.
 
     CSV files stream (the first row leaves before the last is read, memory stays one chunk of rows);
     the JSON document and R script are small and go whole.
     """
     content_type, _ = EXPORTS[name]
+    if name in PARTICIPANT_EXPORTS:  # who took the judges' data away, and when
+        record_event(
+            action=AuditEvent.Action.DATA_EXPORTED, user=by, study=study, file=name, run=run.pk if run else None
+        )
     pieces = export_lines(study=study, name=name, run=run)
     if name in CSV_EXPORTS:
         response = StreamingHttpResponse(pieces, content_type=content_type)

@@ -2,6 +2,7 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db import models
 
 from analysis.power import SPACINGS
 from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
@@ -139,8 +140,8 @@ class CompareForm(forms.Form):
         queryset=Study.objects.none(), to_field_name="slug", required=False, label="Compare with"
     )
 
-    def __init__(self, *args, study: Study, **kwargs):
+    def __init__(self, *args, study: Study, among: models.QuerySet[Study], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["compare"].queryset = Study.objects.exclude(pk=study.pk).order_by("name")
+        self.fields["compare"].queryset = among.exclude(pk=study.pk).order_by("name")  # the user's studies
         # Names may repeat (a pilot, a re-import under a new slug): the slug tells them apart.
         self.fields["compare"].label_from_instance = lambda other: f"{other.name} ({other.slug})"

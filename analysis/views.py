@@ -1,4 +1,4 @@
-"""The researcher dashboard (staff only): progress, forest plots, diagnostics, comparisons, power, exports."""
+"""The researcher dashboard (staff, their teams' studies only: surveys/services/teams.py): progress, forest plots, diagnostics, comparisons, power, exports."""
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys.models import Study
 from surveys.prolific import verification_counts
+from surveys.services.teams import check_can_act, studies_for
 
 from . import exports, plots
 from .forms import CompareForm, PowerForm
@@ -32,7 +33,7 @@ def chosen_run(request, study: Study) -> AnalysisRun | None:
 @staff_member_required
 @require_GET
 def study_list(request):
-    studies = Study.objects.order_by("-created_at")
+    studies = studies_for(request.user).order_by("-created_at")
     rows = [{"study": study, "run": AnalysisRun.objects.latest_for(study)} for study in studies]
     return render(request, "analysis/study_list.html", {"rows": rows})
 
@@ -40,9 +41,9 @@ def study_list(request):
 @staff_member_required
 @require_GET
 def study_dashboard(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     run = chosen_run(request, study)
-    compare = CompareForm(request.GET or None, study=study)
+    compare = CompareForm(request.GET or None, study=study, among=studies_for(request.user))
     other = compare.cleaned_data["compare"] if compare.is_valid() else None
     other_run = AnalysisRun.objects.latest_for(other) if other else None
     context = {
@@ -65,7 +66,8 @@ def study_dashboard(request, slug):
 @staff_member_required
 @require_POST
 def refit(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    check_can_act(request.user, study)  # a viewer sees the results; owners and researchers refit
     bad_news, message = refit_said(request_refit(study=study, requested_by=request.user))
     messages.add_message(request, messages.ERROR if bad_news else messages.SUCCESS, message)
     return redirect("analysis:study", slug=study.slug)
@@ -75,14 +77,14 @@ def refit(request, slug):
 @require_GET
 def plot(request, slug, question, fmt):
     """A question's forest plot; with ?compare=SLUG, beside the other study's latest on one x axis."""
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     run = chosen_run(request, study)
     fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
     if fitted is None or fitted.question(question) is None:
         raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
     label = label_of(question, question_labels(study))
     if request.GET.get("compare"):
-        other = get_object_or_404(Study, slug=request.GET["compare"])
+        other = get_object_or_404(studies_for(request.user), slug=request.GET["compare"])
         other_run = AnalysisRun.objects.latest_for(other)
         beside = other_run.read_results() if other_run else None
         if beside is None or beside.question(question) is None:
@@ -107,20 +109,20 @@ def plot(request, slug, question, fmt):
 @staff_member_required
 @require_GET
 def export(request, slug, name):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     if name not in exports.EXPORTS:
         raise Http404(f"No export called '{name}'.")
     _, needs_run = exports.EXPORTS[name]
     run = chosen_run(request, study)
     if needs_run and run is None:
         raise Http404("This study has no finished analysis run yet: refit it first.")
-    return exports.export_response(study=study, name=name, run=run)
+    return exports.export_response(study=study, name=name, run=run, by=request.user)
 
 
 @staff_member_required
 @require_GET
 def power_page(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     measured = measured_on_study(study=study)
     initial = PowerForm.initial_for(study, human_agreement=measured.human_agreement)
     data = request.GET if "systems" in request.GET else None

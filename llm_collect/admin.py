@@ -12,7 +12,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from surveys.admin.teams import TeamScoped
 from surveys.models import Study
+from surveys.services.teams import studies_for
 
 from .calls import BrokerUnavailable
 from .calls.config import sending_notes
@@ -26,12 +28,18 @@ OUTCOME = Generation.Outcome
 
 
 class StartCollectionForm(forms.Form):
-    study = forms.ModelChoiceField(queryset=Study.objects.all())
+    study = forms.ModelChoiceField(queryset=Study.objects.none(), help_text="The studies you may act on.")
     systems = forms.CharField(
         required=False, help_text="Comma-separated LLM system keys; empty means every LLM system of the study."
     )
     samples = forms.IntegerField(min_value=1, max_value=50, initial=5, help_text="The method: 5, the first used.")
     retry_failed = forms.BooleanField(required=False, help_text="Ask again where earlier runs failed.")
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        study = self.fields["study"]
+        assert isinstance(study, forms.ModelChoiceField)
+        study.queryset = studies_for(user, acting=True)  # paid calls: owners and researchers
 
 
 def progress_bar(counts: dict) -> str:
@@ -68,7 +76,7 @@ def outcomes_said(counts: dict) -> str:
 
 
 @admin.register(CollectionRun)
-class CollectionRunAdmin(admin.ModelAdmin):
+class CollectionRunAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["__str__", "study", "samples", "progress", "tokens", "cost", "created_by", "created_at"]
     list_filter = ["study"]
     readonly_fields = [
@@ -166,7 +174,7 @@ class CollectionRunAdmin(admin.ModelAdmin):
         """Collect answers for a study: one task per LLM system × vignette × sample."""
         if not request.user.has_perm("llm_collect.add_collectionrun"):
             raise PermissionDenied
-        form = StartCollectionForm(request.POST or None, initial={"study": request.GET.get("study")})
+        form = StartCollectionForm(request.POST or None, initial={"study": request.GET.get("study")}, user=request.user)
         status = 200
         if request.method == "POST" and form.is_valid():
             keys = [k.strip() for k in form.cleaned_data["systems"].split(",") if k.strip()] or None
@@ -198,21 +206,22 @@ class CollectionRunAdmin(admin.ModelAdmin):
             "form": form,
             "title": "Collect answers for a study",
             "in_process": settings.CELERY_TASK_ALWAYS_EAGER,
-            "notes": self.study_notes(request.POST.get("study") or request.GET.get("study")),
+            "notes": self.study_notes(request.POST.get("study") or request.GET.get("study"), request.user),
         }
         return TemplateResponse(request, "admin/llm_collect/collectionrun/start.html", context, status=status)
 
     @staticmethod
-    def study_notes(study_id) -> list[tuple[str, list[str]]]:
+    def study_notes(study_id, user) -> list[tuple[str, list[str]]]:
         """Each LLM system of the chosen study with what is changed before its parameters are sent, and why."""
-        study = Study.objects.filter(pk=study_id).first() if str(study_id or "").isdigit() else None
+        study = studies_for(user, acting=True).filter(pk=study_id).first() if str(study_id or "").isdigit() else None
         if study is None:
             return []
         return [(s.key, sending_notes(s)) for s in study.systems.filter(kind="llm") if sending_notes(s)]
 
 
 @admin.register(Generation)
-class GenerationAdmin(admin.ModelAdmin):
+class GenerationAdmin(TeamScoped, admin.ModelAdmin):
+    study_path = "vignette__study"
     list_display = [
         "__str__",
         "status",
@@ -267,7 +276,11 @@ class GenerationAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
-    @admin.action(description="Ask again (failed or invalid only, refusals and blocks included)")
+    def has_retry_permission(self, request) -> bool:
+        # Rows are never edited here, but asking again changes them (and pays): the change permission.
+        return request.user.has_perm("llm_collect.change_generation")
+
+    @admin.action(description="Ask again (failed or invalid only, refusals and blocks included)", permissions=["retry"])
     def retry(self, request, queryset):
         n = retry_generations(generation_ids=list(queryset.values_list("pk", flat=True)))
         self.message_user(request, f"{n} generations queued again.", messages.SUCCESS)

@@ -4,7 +4,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -14,20 +14,28 @@ from django.utils.html import format_html, format_html_join
 from llm_collect import calls, client
 from llm_collect.admin import progress_bar
 from llm_collect.calls.config import sending_notes
+from surveys.admin.teams import TeamScoped
 from surveys.models import Study
+from surveys.services.teams import studies_for
 
 from .models import JudgeCall, JudgeModel, JudgingRun
 from .services.runs import start_judging_run
 
 
 class StartJudgingForm(forms.Form):
-    study = forms.ModelChoiceField(queryset=Study.objects.all())
+    study = forms.ModelChoiceField(queryset=Study.objects.none(), help_text="The studies you may act on.")
     judges = forms.ModelMultipleChoiceField(
         queryset=JudgeModel.objects.all(), help_text="Add judges under Judge models."
     )
     samples = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Picks per cell and display order.")
     orders = forms.ChoiceField(choices=JudgingRun.Orders.choices, initial=JudgingRun.Orders.BOTH)
     retry_failed = forms.BooleanField(required=False, help_text="Ask again where earlier runs failed or were flagged.")
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        study = self.fields["study"]
+        assert isinstance(study, forms.ModelChoiceField)
+        study.queryset = studies_for(user, acting=True)  # paid calls: owners and researchers
 
 
 class JudgeModelForm(forms.ModelForm):
@@ -66,7 +74,7 @@ class JudgeModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgingRun)
-class JudgingRunAdmin(admin.ModelAdmin):
+class JudgingRunAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["__str__", "study", "judge_list", "orders", "samples", "planned", "progress", "cost", "created_at"]
     list_filter = ["study"]
     readonly_fields = ["study", "judges", "samples", "orders", "created_by", "created_at", "planned", "already_present",
@@ -93,8 +101,13 @@ class JudgingRunAdmin(admin.ModelAdmin):
         )
 
     def add_view(self, request, form_url="", extra_context=None):
-        """ "Judge with LLMs": the run is made by the service, never by a bare ModelForm save."""
-        form = StartJudgingForm(request.POST or None, initial={"study": request.GET.get("study")})
+        """ "Judge with LLMs": the run is made by the service, never by a bare ModelForm save.
+
+        Replacing Django's add view drops its permission check: it is made here (model permission; the
+        study choices are those the user may act on)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = StartJudgingForm(request.POST or None, initial={"study": request.GET.get("study")}, user=request.user)
         status = 200
         if request.method == "POST" and form.is_valid():
             try:
@@ -117,7 +130,8 @@ class JudgingRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeCall)
-class JudgeCallAdmin(admin.ModelAdmin):
+class JudgeCallAdmin(TeamScoped, admin.ModelAdmin):
+    study_path = "run__study"
     list_display = [
         "__str__",
         "status",

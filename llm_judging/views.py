@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 
 from analysis import plots
 from analysis.services.dashboard import label_of, question_labels
-from surveys.models import Study
+from surveys.services.teams import studies_for
 
 from .models import JudgingRun
 from .services.report import EXPORTS, export_lines, judging_report, plot_inputs
@@ -18,7 +18,7 @@ from .services.report import EXPORTS, export_lines, judging_report, plot_inputs
 @staff_member_required
 @require_GET
 def study_judges(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     report = judging_report(study=study)
     runs = JudgingRun.objects.filter(study=study).prefetch_related("judges")[:10]
     labels = question_labels(study)
@@ -36,7 +36,7 @@ def study_judges(request, slug):
 @staff_member_required
 @require_GET
 def export(request, slug, name):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     if name not in EXPORTS:
         raise Http404("No such export.")
     response = StreamingHttpResponse(export_lines(study=study, name=name), content_type="text/csv; charset=utf-8")
@@ -47,7 +47,7 @@ def export(request, slug, name):
 @staff_member_required
 @require_GET
 def plot(request, slug, kind, judge, question, fmt):
-    study = get_object_or_404(Study, slug=slug)
+    study = get_object_or_404(studies_for(request.user), slug=slug)
     inputs = plot_inputs(study=study, question=question, judge=judge, kind=kind)
     if fmt not in plots.CONTENT_TYPES or kind not in ("llm", "ppi") or inputs is None:
         raise Http404("No such plot: no finished judgments of this question by this judge.")

@@ -1,6 +1,7 @@
 """Shared fixtures: small studies built with objects.create, and the backends the suite runs on."""
 
 import os
+from contextlib import contextmanager
 
 import pytest
 
@@ -185,11 +186,34 @@ def make_judged_study(*, slug="judged", abilities=None, participants=60, seed=1,
 
 @pytest.fixture
 def staff_client(client, db):
-    """The test client, signed in as a staff user (a researcher without admin rights)."""
+    """The test client, signed in as a staff user (a researcher without admin rights) who owns every study
+    the test makes, as the researcher who creates a study does (tests/test_teams.py checks the others)."""
     from django.contrib.auth import get_user_model
 
-    client.force_login(get_user_model().objects.create_user("staff", password="pw-for-tests-1", is_staff=True))
-    return client
+    user = get_user_model().objects.create_user("staff", password="pw-for-tests-1", is_staff=True)
+    client.force_login(user)
+    with owner_of_every_study(user):
+        yield client
+
+
+@contextmanager
+def owner_of_every_study(user):
+    """While open, `user` is the owner of every study that exists or is created."""
+    from django.db.models.signals import post_save
+
+    from surveys.models import StudyMembership
+
+    def join(sender, instance, created, **kwargs):
+        if created:
+            StudyMembership.objects.create(study=instance, user=user, role=StudyMembership.Role.OWNER)
+
+    for existing in Study.objects.exclude(memberships__user=user):
+        StudyMembership.objects.create(study=existing, user=user, role=StudyMembership.Role.OWNER)
+    post_save.connect(join, sender=Study, weak=False, dispatch_uid=f"owner-{user.pk}")
+    try:
+        yield user
+    finally:
+        post_save.disconnect(sender=Study, dispatch_uid=f"owner-{user.pk}")
 
 
 @pytest.fixture

@@ -83,13 +83,14 @@ def test_on_postgresql_refit_and_exports_read_the_replica_database_and_pages_the
     from analysis.models import AnalysisRun
     from analysis.services import refit_study
     from moraljudge.replica import analysis_database
-    from surveys.models import Judgment
+    from surveys.models import Judgment, StudyMembership
 
     from .conftest import make_judged_study
 
     assert analysis_database() == "replica"
     study = make_judged_study(participants=30)
     staff = get_user_model().objects.create_user("staff", password="pw-for-tests-1", is_staff=True)
+    StudyMembership.objects.create(study=study, user=staff, role=StudyMembership.Role.VIEWER)  # a viewer exports
     copy_primary_to_replica(replica)
     on_replica = Judgment.objects.using("replica").valid().for_study(study).count()
     Judgment.objects.all().delete()  # the primary loses them: what refit and exports find can only be the replica's

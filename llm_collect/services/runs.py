@@ -6,7 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from surveys.models import Answer, Study, System, Vignette
+from surveys.models import Answer, AuditEvent, Study, System, Vignette
+from surveys.services.audit import record_event
 
 from .. import calls
 from ..calls.runs import existing_or_created, plan
@@ -58,6 +59,8 @@ def start_collection(
         run.systems.set(systems)
         rows = generations_for(run, systems, vignettes, samples)
         queue(plan(run, rows, retry_failed=retry_failed))
+        paid = {"run": run.pk, "planned": run.planned, "systems": [s.key for s in systems], "samples": samples}
+        record_event(action=AuditEvent.Action.COLLECTION_STARTED, user=user, study=study, **paid)
     return run
 
 

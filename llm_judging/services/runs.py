@@ -8,7 +8,8 @@ from django.db.models import Q
 
 from llm_collect import calls
 from llm_collect.calls.runs import existing_or_created, plan
-from surveys.models import Cell, Study, System
+from surveys.models import AuditEvent, Cell, Study, System
+from surveys.services.audit import record_event
 
 from ..models import JudgeCall, JudgeModel, JudgingRun
 
@@ -73,6 +74,8 @@ def start_judging_run(
         run = JudgingRun.objects.create(study=study, samples=samples, orders=orders, created_by=user)
         run.judges.set(judges)
         queue(plan(run, judge_calls_for(run, judges, cells), retry_failed=retry_failed))
+        paid = {"run": run.pk, "planned": run.planned, "judges": [j.key for j in judges], "samples": samples}
+        record_event(action=AuditEvent.Action.JUDGING_STARTED, user=user, study=study, **paid)
     return run
 
 

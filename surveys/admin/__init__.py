@@ -5,7 +5,7 @@ Django's autodiscovery imports this package; importing each module registers its
 
 from django.contrib import admin
 
-from . import answers, participants, respondents, study  # noqa: F401  (registers the models)
+from . import answers, audit, participants, respondents, study  # noqa: F401  (registers the models)
 
 # The admin's "View site" link leads researchers to their results.
 admin.site.site_header = "MoralJudge administration"

@@ -8,6 +8,7 @@ from ..services.answer_records import check_same_study
 from ..services.answer_shape import validate_features
 from ..services.freezing import is_frozen
 from ..services.shape_basics import ShapeError, describe, sentence
+from .teams import TeamScoped
 
 
 def _with_study(part) -> str:
@@ -106,7 +107,8 @@ class AnswerForm(forms.ModelForm):  # the admin gives it its model and fields
 
 
 @admin.register(Answer)
-class AnswerAdmin(admin.ModelAdmin):
+class AnswerAdmin(TeamScoped, admin.ModelAdmin):
+    study_path = "vignette__study"
     form = AnswerForm
     list_display = ["__str__", "system", "vignette", "sample", "selected", "origin", "selected_by", "selected_at"]
     list_filter = ["vignette__study", "system__kind", "selected", "origin"]

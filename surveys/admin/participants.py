@@ -1,11 +1,14 @@
 """Judging as it happened: cells, participants with their assignments and judgments, Prolific's events."""
 
 from django.contrib import admin, messages
+from django.db.models import Q
 from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localtime
 
 from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
 from ..services.participation import Event, apply_event
+from ..services.teams import studies_for
+from .teams import TeamScoped
 
 # The demographics page's answers by key (surveys/forms/judging.py), as a researcher reads them.
 DEMOGRAPHIC_LABELS = {
@@ -20,7 +23,7 @@ DEMOGRAPHIC_LABELS = {
 
 
 @admin.register(Cell)
-class CellAdmin(admin.ModelAdmin):
+class CellAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["__str__", "study", "target", "completed", "reserved"]
     list_filter = ["study"]
     list_select_related = ["vignette", "answer_a__system", "answer_b__system", "study"]
@@ -51,7 +54,7 @@ class AssignmentInline(admin.TabularInline):
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(TeamScoped, admin.ModelAdmin):
     # Nine columns beside the filters in 1280 px: the study by its slug, the start as a short date and time.
     list_display = [
         "prolific_pid",
@@ -155,7 +158,8 @@ class ParticipantAdmin(admin.ModelAdmin):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(TeamScoped, admin.ModelAdmin):
+    study_path = "question__study"
     list_display = ["assignment", "question", "winner", "winner_position", "seconds_on_page", "created_at"]
     list_filter = ["question__study", "question__key", "winner_position"]
     list_select_related = ["assignment__participant", "question", "winner__system", "winner__vignette"]
@@ -176,6 +180,16 @@ class ProlificEventAdmin(admin.ModelAdmin):
     list_display = ["received_at", "event_type", "resource_id", "status", "event_id"]
     list_filter = ["event_type", "status"]
     search_fields = ["resource_id", "event_id"]
+
+    def get_queryset(self, request):
+        # An event names a submission (a judge's session) or a Prolific study: shown to that study's team.
+        events = super().get_queryset(request)
+        if request.user.is_superuser:
+            return events
+        studies = studies_for(request.user)
+        sessions = Participant.objects.filter(study__in=studies).values("session_id")
+        prolific_ids = studies.exclude(prolific_study_id="").values("prolific_study_id")
+        return events.filter(Q(resource_id__in=sessions) | Q(resource_id__in=prolific_ids))
 
     def has_add_permission(self, request):
         return False

@@ -39,7 +39,7 @@ def create_or_update_prolific_draft(modeladmin, request, queryset):
 @admin.action(description="Publish on Prolific", permissions=["change"])
 def publish_on_prolific(modeladmin, request, queryset):
     def send(study) -> str:
-        status = drafts.publish(study=study)
+        status = drafts.publish(study=study, by=request.user)
         return f"Prolific study {study.prolific_study_id} published ({status})."
 
     return _confirmed_then_each(

@@ -9,6 +9,8 @@ from django.utils.html import format_html
 from ..models import Invitation, Respondent, RespondentTask, Study, System
 from ..services.invitations import reissue_invitation, revoke_invitation, state
 from ..services.respondent_survey import invitation_errors
+from ..services.teams import studies_for
+from .teams import TeamScoped
 
 
 class InvitationForm(forms.ModelForm):
@@ -41,7 +43,7 @@ def _invitation_link(request, invitation: Invitation) -> str:
 
 
 @admin.register(Invitation)
-class InvitationAdmin(admin.ModelAdmin):
+class InvitationAdmin(TeamScoped, admin.ModelAdmin):
     form = InvitationForm
     list_filter = ["study", "used_at"]
     search_fields = ["label", "token"]
@@ -77,13 +79,17 @@ class InvitationAdmin(admin.ModelAdmin):
     def used(self, invitation: Invitation) -> str:
         return state(invitation)
 
-    @admin.action(description="Revoke (the link stops working, also in the browser that opened it)")
+    @admin.action(
+        description="Revoke (the link stops working, also in the browser that opened it)", permissions=["change"]
+    )
     def revoke(self, request, queryset):
         for invitation in queryset:
             revoke_invitation(invitation=invitation)
         self.message_user(request, f"Revoked {len(queryset)} invitation(s).", messages.SUCCESS)
 
-    @admin.action(description="Revoke and reissue (a new link; the expert's pages so far move to it)")
+    @admin.action(
+        description="Revoke and reissue (a new link; the expert's pages so far move to it)", permissions=["change"]
+    )
     def revoke_and_reissue(self, request, queryset):
         for invitation in queryset.filter(revoked_at__isnull=True):
             fresh = reissue_invitation(invitation=invitation, created_by=request.user)
@@ -115,7 +121,7 @@ class RespondentTaskInline(admin.TabularInline):
 
 
 @admin.register(Respondent)
-class RespondentAdmin(admin.ModelAdmin):
+class RespondentAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["__str__", "study", "system", "status", "pages", "started_at", "finished_at"]
     list_filter = ["study", "status", "system__kind"]
     search_fields = ["prolific_pid", "session_id", "invitation__label"]
@@ -148,7 +154,12 @@ class RespondentAdmin(admin.ModelAdmin):
     def changelist_view(self, request, extra_context=None):
         # The link to paste into Prolific for each study's lay answers (experts get invitations).
         query = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-        studies = Study.objects.exclude(status=Study.Status.CLOSED).filter(systems__kind=System.Kind.HUMAN).distinct()
+        studies = (
+            studies_for(request.user)
+            .exclude(status=Study.Status.CLOSED)
+            .filter(systems__kind=System.Kind.HUMAN)
+            .distinct()
+        )
         links = [
             (study, request.build_absolute_uri(reverse("surveys:answering-entry", args=[study.slug])) + query)
             for study in studies

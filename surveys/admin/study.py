@@ -10,20 +10,23 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..models import DEFAULT_ATTENTION_OPTIONS, Study, System
+from ..models import DEFAULT_ATTENTION_OPTIONS, Study, StudyMembership, System
 from ..prolific import POLICY_HELP
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
 from ..services.lifecycle import launch_warnings, missing_for_live
+from ..services.teams import remove_member, set_member
 from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
 from .study_actions import StudyActions
 from .study_answers import StudyAnswersPages
 from .study_form import StudyForm
 from .study_parts import QuestionInline, SystemInline, VignetteInline, method_questions
+from .teams import MembershipInline, TeamScoped
 
 
 @admin.register(Study)
-class StudyAdmin(StudyActions, StudyAnswersPages, admin.ModelAdmin):
+class StudyAdmin(TeamScoped, StudyActions, StudyAnswersPages, admin.ModelAdmin):
+    study_path = ""  # the rows are the studies
     form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
     list_filter = ["status"]
@@ -31,7 +34,7 @@ class StudyAdmin(StudyActions, StudyAnswersPages, admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link"]
     readonly_fields += ["prolific_status", "prolific_synced_at"]
-    inlines = [QuestionInline, VignetteInline, SystemInline]
+    inlines = [QuestionInline, VignetteInline, SystemInline, MembershipInline]
     actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
     actions += PROLIFIC_ACTIONS  # create or update the Prolific draft, publish it, add places
     fieldsets = [
@@ -118,6 +121,22 @@ class StudyAdmin(StudyActions, StudyAnswersPages, admin.ModelAdmin):
         if change:  # the read-only fields are not on the form; this refuses anything that slips past
             check_editable(Study.objects.get(pk=obj.pk), form.changed_data)
         super().save_model(request, obj, form, change)
+        if not change:  # whoever creates a study owns it (docs/teams.md)
+            set_member(study=obj, user=request.user, role=StudyMembership.Role.OWNER, by=request.user)
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not StudyMembership:
+            return super().save_formset(request, form, formset, change)
+        # The team changes through the service: each change audited, the last owner kept.
+        study = form.instance
+        for member in formset.save(commit=False):
+            moved_from = StudyMembership.objects.filter(pk=member.pk).exclude(user=member.user).first()
+            set_member(study=study, user=member.user, role=member.role, by=request.user)
+            if moved_from:
+                remove_member(study=study, user=moved_from.user, by=request.user)
+        for gone in formset.deleted_objects:
+            remove_member(study=study, user=gone.user, by=request.user)
+        return None
 
     def construct_change_message(self, request, form, formsets, add=False):
         # The change history (who, when: Django's LogEntry) also says what each changed field was before.

@@ -5,23 +5,26 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..models import Study
+from ..models import Study, StudyMembership
 from ..prolific import ProlificError, reconcile_study, review_submissions
 from ..services.freezing import copy_as_draft
 from ..services.lifecycle import close_study, go_live, launch_warnings
+from ..services.teams import set_member
 
 
 class StudyActions:
     """Mixed into StudyAdmin: the actions it lists by name (each done study by study, each outcome said)."""
 
-    @admin.action(description="Go live (checks that every system × vignette has a selected answer)")
+    @admin.action(
+        description="Go live (checks that every system × vignette has a selected answer)", permissions=["change"]
+    )
     def make_live(self, request, queryset):
         self._change_status(request, queryset, go_live, "is live")
         for study in queryset.filter(status=Study.Status.LIVE):
             for warning in launch_warnings(study):
                 self.message_user(request, f"Study '{study.slug}': {warning}.", messages.WARNING)
 
-    @admin.action(description="Close")
+    @admin.action(description="Close", permissions=["change"])
     def make_closed(self, request, queryset):
         self._change_status(request, queryset, close_study, "is closed")
 
@@ -29,6 +32,7 @@ class StudyActions:
     def copy_as_new_draft(self, request, queryset):
         for study in queryset:
             copy = copy_as_draft(study=study)
+            set_member(study=copy, user=request.user, role=StudyMembership.Role.OWNER, by=request.user)
             self.log_addition(request, copy, [{"added": {}}])
             link = reverse("admin:surveys_study_change", args=[copy.pk])
             self.message_user(
@@ -68,7 +72,7 @@ class StudyActions:
     def _change_status(self, request, queryset, change, done: str) -> None:
         for study in queryset:
             try:
-                change(study=study)
+                change(study=study, by=request.user)
             except ValidationError as exc:
                 self.message_user(request, " ".join(exc.messages), messages.ERROR)
             else:

@@ -30,7 +30,7 @@ class StudyAnswersPages:
 
     def answers_view(self, request, study_id: int):
         """Every system's answers to each vignette side by side, with the selected one marked."""
-        study = get_object_or_404(Study, pk=study_id)
+        study = get_object_or_404(self.get_queryset(request), pk=study_id)  # another team's: 404
         if not self.has_view_permission(request, study):
             raise PermissionDenied
         systems = list(study.systems.all())
@@ -58,7 +58,8 @@ class StudyAnswersPages:
         return TemplateResponse(request, "admin/surveys/study_answers.html", context)
 
     def select_view(self, request, study_id: int, answer_id: int):
-        answer = get_object_or_404(Answer, pk=answer_id, vignette__study_id=study_id)
+        study = get_object_or_404(self.get_queryset(request), pk=study_id)
+        answer = get_object_or_404(Answer, pk=answer_id, vignette__study=study)
         if request.method != "POST" or not self.has_change_permission(request, answer.vignette.study):
             return redirect("admin:surveys_study_answers", study_id)
         try:

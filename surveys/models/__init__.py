@@ -4,7 +4,7 @@ The database holds the invariants (see the named constraints); services in this 
 Modules: study (the study and its settings), study_parts (questions, vignettes, systems), answers (the
 systems' answers and their features), translations (what a valid `translations` object is), judging
 (cells, participants, assignments, judgments), respondents (the answer-writing survey's invitations and
-respondents), prolific (webhook events), entry (entries per client address).
+respondents), prolific (webhook events), entry (entries per client address), teams (study teams and the audit trail).
 """
 
 from .answers import MAX_FEATURES, WEIGHT_TOTAL, Answer, AnswerQuerySet, Feature
@@ -14,6 +14,7 @@ from .prolific import ProlificEvent
 from .respondents import Invitation, Respondent, RespondentTask, new_invitation_token
 from .study import DEFAULT_ATTENTION_OPTIONS, DEFAULT_ATTENTION_PROMPT, METHOD_QUESTIONS, Study
 from .study_parts import METHOD_QUESTION_LABELS, Question, System, Vignette, question_label
+from .teams import AuditEvent, StudyMembership
 
 __all__ = [
     "DEFAULT_ATTENTION_OPTIONS",
@@ -25,6 +26,7 @@ __all__ = [
     "Answer",
     "AnswerQuerySet",
     "Assignment",
+    "AuditEvent",
     "Cell",
     "EntryAttempt",
     "Feature",
@@ -37,6 +39,7 @@ __all__ = [
     "Respondent",
     "RespondentTask",
     "Study",
+    "StudyMembership",
     "System",
     "Vignette",
     "new_invitation_token",

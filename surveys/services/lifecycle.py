@@ -6,7 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Answer, Cell, Study
+from ..models import Answer, AuditEvent, Cell, Study
+from .audit import record_event
 
 
 def missing_for_live(study: Study) -> list[str]:
@@ -55,7 +56,7 @@ def launch_warnings(study: Study) -> list[str]:
 
 
 @transaction.atomic
-def go_live(*, study: Study) -> Study:
+def go_live(*, study: Study, by=None) -> Study:
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.DRAFT:
         raise ValidationError(f"Study '{study.slug}' is {study.status}; only a draft can go live.")
@@ -66,6 +67,7 @@ def go_live(*, study: Study) -> Study:
     study.status = Study.Status.LIVE
     study.went_live_at = timezone.now()
     study.save(update_fields=["status", "went_live_at"])
+    record_event(action=AuditEvent.Action.WENT_LIVE, user=by, study=study, cells=study.cells.count())
     return study
 
 
@@ -85,11 +87,12 @@ def build_comparison_plan(*, study: Study) -> int:
 
 
 @transaction.atomic
-def close_study(*, study: Study) -> Study:
+def close_study(*, study: Study, by=None) -> Study:
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.LIVE:
         raise ValidationError(f"Study '{study.slug}' is {study.status}; only a live study can be closed.")
     study.status = Study.Status.CLOSED
     study.closed_at = timezone.now()
     study.save(update_fields=["status", "closed_at"])
+    record_event(action=AuditEvent.Action.CLOSED, user=by, study=study)
     return study

@@ -16,7 +16,7 @@ from analysis import tasks
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
 
-from ..conftest import make_judged_study, make_study
+from ..conftest import make_judged_study, make_study, owner_of_every_study
 from .conftest import queued
 
 FAST = {"bootstrap": 50, "split_halves": 10}
@@ -32,8 +32,10 @@ MY_PATHS = [
 
 @pytest.fixture
 def token(db):
+    """A staff researcher's token; they own every study the test makes (their team's)."""
     user = get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
-    return Token.objects.create(user=user)
+    with owner_of_every_study(user):
+        yield Token.objects.create(user=user)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
-from surveys.models import System
+from surveys.models import StudyMembership, System
 
 from ..conftest import QUESTION_KEYS, make_judged_study, make_study
 from .conftest import queued
@@ -231,7 +231,8 @@ def test_in_a_real_browser_a_researcher_signs_in_and_sees_the_plots_load(live_se
 
     study = make_judged_study(participants=30, seed=5)
     refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
-    get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
+    researcher = get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
+    StudyMembership.objects.create(study=study, user=researcher, role=StudyMembership.Role.OWNER)
     args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
     args += ["--disable-sync", "--no-first-run", "--disable-quic"]
     with sync_playwright() as p:

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
-from surveys.models import Question, System
+from surveys.models import Question, StudyMembership, System
 
 from ..conftest import QUESTION_KEYS, make_judged_study
 
@@ -21,7 +21,8 @@ def dashboard(live_server, db):
     System.objects.filter(study=study, key="beta").update(label="Claude 3.7 Sonnet (extended thinking)")
     Question.objects.filter(study=study, key="weighting").update(label="Weighing the features")
     refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
-    get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
+    researcher = get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
+    StudyMembership.objects.create(study=study, user=researcher, role=StudyMembership.Role.OWNER)
     return f"{live_server.url}/dashboard/{study.slug}/"
 
 
@@ -81,6 +82,8 @@ def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_
         assert re.search(r"Style-controlled: Each system's ability", page.locator("#q-features").inner_text())
         # Two studies side by side: the wide comparison plot scales down too.
         other = make_judged_study(slug="exp2", participants=20, seed=9)
+        researcher = get_user_model().objects.get(username="researcher")  # one can compare only one's own studies
+        StudyMembership.objects.create(study=other, user=researcher, role=StudyMembership.Role.OWNER)
         refit_study(study=other, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
         page.goto(f"{dashboard}?compare=exp2")
         page.wait_for_load_state("load")

@@ -7,7 +7,8 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 
-from ...models import Study
+from ...models import AuditEvent, Study
+from ...services.audit import record_event
 from .. import client
 from .body import build_draft
 from .pay import hourly_rate_of, money, rate_warnings
@@ -71,7 +72,7 @@ def preview_publish(*, study: Study, study_url: str) -> OnProlific:
     return held
 
 
-def publish(*, study: Study) -> str:
+def publish(*, study: Study, by=None) -> str:
     """Publish the Prolific draft: only for a study that is live here, so the link leads to open pages."""
     if not study.prolific_study_id:
         raise ValidationError(f"Study '{study.slug}' has no Prolific study yet: create the draft first.")
@@ -84,4 +85,6 @@ def publish(*, study: Study) -> str:
     remote = client.publish_study(study.prolific_study_id)
     status = str(remote.get("status") or "PUBLISHING")
     remember(study, prolific_status=status)
+    details = {"prolific_study_id": study.prolific_study_id, "prolific_status": status}
+    record_event(action=AuditEvent.Action.PROLIFIC_PUBLISHED, user=by, study=study, **details)
     return status
