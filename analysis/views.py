@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys.models import Study
 from surveys.prolific import verification_counts
+from surveys.services.researcher_tries import study_links
 
 from . import exports, plots
 from .forms import CompareForm, PowerForm
@@ -58,6 +59,7 @@ def study_dashboard(request, slug):
         "other": other,
         "other_run": other_run,
         "export_names": list(exports.EXPORTS),
+        "links": study_links(study=study, absolute=request.build_absolute_uri),
     }
     return render(request, "analysis/study_dashboard.html", context)
 

@@ -19,11 +19,12 @@ from .prolific_actions import PROLIFIC_ACTIONS
 from .study_actions import StudyActions
 from .study_answers import StudyAnswersPages
 from .study_form import StudyForm
+from .study_links import StudyLinks
 from .study_parts import QuestionInline, SystemInline, VignetteInline, method_questions
 
 
 @admin.register(Study)
-class StudyAdmin(StudyActions, StudyAnswersPages, admin.ModelAdmin):
+class StudyAdmin(StudyLinks, StudyActions, StudyAnswersPages, admin.ModelAdmin):
     form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
     list_filter = ["status"]
@@ -34,6 +35,7 @@ class StudyAdmin(StudyActions, StudyAnswersPages, admin.ModelAdmin):
     inlines = [QuestionInline, VignetteInline, SystemInline]
     actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
     actions += PROLIFIC_ACTIONS  # create or update the Prolific draft, publish it, add places
+    actions += ["remove_test_participants"]  # the researchers' own tries (study_links.py)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
         (
