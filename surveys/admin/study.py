@@ -14,6 +14,7 @@ from ..models import DEFAULT_ATTENTION_OPTIONS, Study, System
 from ..prolific import POLICY_HELP
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
 from ..services.lifecycle import launch_warnings, missing_for_live
+from .answer_import import AnswerImportPage
 from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
 from .study_actions import StudyActions
@@ -24,7 +25,7 @@ from .study_parts import QuestionInline, SystemInline, VignetteInline, method_qu
 
 
 @admin.register(Study)
-class StudyAdmin(StudyLinks, StudyActions, StudyAnswersPages, admin.ModelAdmin):
+class StudyAdmin(StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, admin.ModelAdmin):
     form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
     list_filter = ["status"]

@@ -4,6 +4,7 @@ from itertools import combinations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from ..models import Answer, Cell, Study
@@ -30,6 +31,7 @@ def missing_for_live(study: Study) -> list[str]:
             f"but the study has only {len(vignettes)}"
         )
     selected = set(Answer.objects.for_study(study).selected().values_list("system_id", "vignette_id"))
+    selected |= {(answer.system_id, answer.vignette_id) for answer in lone_answers(study)}  # selected on going live
     for system in systems:
         # One line per system: a system without answers yet is one problem, not one per vignette.
         missing = [v.key for v in vignettes if (system.pk, v.pk) not in selected]
@@ -46,6 +48,9 @@ def missing_for_live(study: Study) -> list[str]:
 def launch_warnings(study: Study) -> list[str]:
     """What does not stop the study from going live, but a launch on Prolific needs."""
     warnings = []
+    lone = len(lone_answers(study)) if study.status == Study.Status.DRAFT else 0
+    if lone:
+        warnings.append(f"going live selects the only answer of {lone} system × vignette (see the answers page)")
     if not study.completion_code:
         warnings.append("no completion code is set: judges who finish get no code to give Prolific")
     if not study.prolific_study_id:
@@ -54,14 +59,36 @@ def launch_warnings(study: Study) -> list[str]:
     return warnings
 
 
+def lone_answers(study: Study) -> list[Answer]:
+    """Answers that are the only one of their system × vignette, where nothing is selected yet.
+
+    Going live selects them: there is no choice to make (a researcher with twelve such cells no longer
+    clicks twelve times). Where a system × vignette has two or more answers, the researcher still chooses.
+    """
+    undecided = (
+        Answer.objects.for_study(study)
+        .values("system_id", "vignette_id")
+        .annotate(n=Count("id"), chosen=Count("id", filter=Q(selected=True)), only=Max("id"))
+        .filter(n=1, chosen=0)
+        .order_by()
+    )
+    ids = [row["only"] for row in undecided]
+    answers = Answer.objects.filter(pk__in=ids).select_related("system", "vignette")
+    return list(answers.order_by("vignette__position", "system__position"))
+
+
 @transaction.atomic
-def go_live(*, study: Study) -> Study:
+def go_live(*, study: Study, user=None) -> Study:
+    """Make the draft live: select each lone answer (lone_answers), check, build the comparison plan."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.DRAFT:
         raise ValidationError(f"Study '{study.slug}' is {study.status}; only a draft can go live.")
     problems = missing_for_live(study)
     if problems:
         raise ValidationError([f"Study '{study.slug}' cannot go live: " + "; ".join(problems) + "."])
+    for answer in lone_answers(study):  # nothing written above a refusal: the check came first
+        answer.selected, answer.selected_by, answer.selected_at = True, user, timezone.now()
+        answer.save(update_fields=["selected", "selected_by", "selected_at"])
     build_comparison_plan(study=study)
     study.status = Study.Status.LIVE
     study.went_live_at = timezone.now()
