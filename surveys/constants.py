@@ -6,7 +6,7 @@ from django.utils.translation import gettext_noop as _
 PREFER_NOT_TO_SAY = _("Prefer not to say")
 
 GENDERS = [_("Female"), _("Male"), _("Non-binary"), _("Other/prefer to specify"), PREFER_NOT_TO_SAY]
-AGE_GROUPS = ["18-24", "25-34", "35-44", "45-54", "55-64", "65-74", "75-84"]
+AGE_GROUPS = ["18-24", "25-34", "35-44", "45-54", "55-64", "65-74", "75-84", "85+", PREFER_NOT_TO_SAY]
 RELIGIONS = [
     _("Buddhism"),
     _("Christianity"),
@@ -25,6 +25,7 @@ EDUCATION_LEVELS = [
     _("Post-secondary (diploma or associates degree)"),
     _("High school or equivalent"),
     _("Primary school"),
+    PREFER_NOT_TO_SAY,
 ]
 # Answers that ask for the participant's own words.
 SPECIFY_GENDER = _("Other/prefer to specify")

@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from ..models import DEFAULT_ATTENTION_OPTIONS, Study, System
 from ..prolific import POLICY_HELP
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
-from ..services.lifecycle import launch_warnings, missing_for_live
+from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
 from .answer_import import AnswerImportPage
 from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
@@ -52,6 +52,14 @@ class StudyAdmin(StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, 
             },
         ),
         ("Analysis", {"fields": ["bias_reduced"]}),
+        (
+            "Consent page and lab study",
+            {
+                "description": "What a research ethics committee asks participants be told (in other languages: "
+                "translations, below); a lab study runs without Prolific.",
+                "fields": ["researchers_contact", "ethics_reference", "data_retention", "lab_study"],
+            },
+        ),
         (
             "Quality and Prolific policy",
             {
@@ -185,7 +193,8 @@ class StudyAdmin(StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, 
             return "—"
         problems = missing_for_live(study)
         notes = "".join(f" Note: {warning}." for warning in launch_warnings(study))
-        return ("Yes." if not problems else "Missing: " + "; ".join(problems) + ".") + notes
+        ready = "Yes." if not problems else "Missing: " + "; ".join(problems) + "."
+        return f"{ready}{notes} At the end: {end_of_survey(study)}."
 
     @admin.display(description="Answers")
     def answers_link(self, study: Study) -> str:

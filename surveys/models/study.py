@@ -71,6 +71,9 @@ class Study(models.Model):
     TRANSLATABLE_KEYS = {
         "name": "text",
         "description": "text",
+        "researchers_contact": "text",
+        "ethics_reference": "text",
+        "data_retention": "text",
         "attention_prompt": "text",
         "attention_options": "two texts",
     }
@@ -183,6 +186,23 @@ class Study(models.Model):
         max_length=20, blank=True, help_text="The Prolific study's status when MoralJudge last saw it."
     )
     prolific_synced_at = models.DateTimeField(null=True, blank=True)
+
+    # Without Prolific (a lab study), and what consent says for a research ethics committee (issue 23).
+    lab_study = models.BooleanField(
+        default=False,
+        help_text="Run without Prolific (a lab or classroom): the judging link works without Prolific's ids, and "
+        "judges end on a thank-you page (with the completion code, if set, to show the researcher) instead of "
+        "being sent to Prolific. Many judges from one room share an address: raise ENTRY_RATE_LIMIT.",
+    )
+    researchers_contact = models.TextField(
+        blank=True, help_text="Shown on the consent page: who participants may contact with questions (name, email)."
+    )
+    ethics_reference = models.CharField(
+        max_length=200, blank=True, help_text="Shown on the consent page: the ethics approval (committee, reference)."
+    )
+    data_retention = models.TextField(
+        blank=True, help_text="Shown on the consent page: how long the data are kept, where, and who may see them."
+    )
 
     # LLM instrument
     system_prompt = models.TextField(blank=True, help_text="Empty: the method's instrument (llm_collect/prompts.py).")

@@ -155,7 +155,8 @@ def test_the_admin_refuses_a_translation_the_study_file_would_refuse():
     assert caught.value.message_dict == {
         "language": ["'Deutsch' is not a language code (such as en, de or ar)."],
         "translations": [
-            "de.titel: is not translatable here (only name, description, attention_prompt, attention_options)"
+            "de.titel: is not translatable here (only name, description, researchers_contact, ethics_reference, "
+            "data_retention, attention_prompt, attention_options)"
         ],
     }
 
