@@ -24,26 +24,33 @@ DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext
 METHOD_QUESTIONS = [
     (
         "features",
-        "Which of the two answers did a better job of picking out the features of the situation that matter morally?",
+        gettext_noop(
+            "Which of the two answers did a better job of picking out the features of the situation that matter morally?"
+        ),
     ),
     (
         "weighting",
-        "Which of the two answers did a better job of judging how much each of its moral features should count "
-        "compared with the others?",
+        gettext_noop(
+            "Which of the two answers did a better job of judging how much each of its moral features should count compared with the others?"
+        ),
     ),
     (
         "reasons",
-        "Given the features each answer picked out, which one did a better job of explaining why those features matter?",
+        gettext_noop(
+            "Given the features each answer picked out, which one did a better job of explaining why those features matter?"
+        ),
     ),
     (
         "conclusion",
-        "Which of the two answers did a better job of bringing its reasons together into a clear overall verdict "
-        "about what should be done?",
+        gettext_noop(
+            "Which of the two answers did a better job of bringing its reasons together into a clear overall verdict about what should be done?"
+        ),
     ),
     (
         "additional_info",
-        "Which of the two answers did a better job of pointing out further information that would change or sharpen "
-        "the moral judgement?",
+        gettext_noop(
+            "Which of the two answers did a better job of pointing out further information that would change or sharpen the moral judgement?"
+        ),
     ),
 ]
 
