@@ -94,3 +94,16 @@ def test_every_demographics_question_offers_prefer_not_to_say_and_age_goes_to_85
     ages = [value for value, _ in form.fields["age"].choices]
     assert "85+" in ages
     assert DemographicsForm({**DEMOGRAPHICS, "age": "85+", "education": "Prefer not to say"}).is_valid()
+
+
+def test_a_study_file_carries_the_consent_texts_and_the_lab_mode_and_exports_them_back():
+    from surveys.services.study_files import export_study, import_study
+
+    study = make_study(slug="filed", researchers_contact="Dr Ada, ada@example.org", lab_study=True)
+    exported = export_study(study)
+    assert exported["consent"]["researchers_contact"] == "Dr Ada, ada@example.org"
+    assert exported["consent"]["lab_study"] is True
+    exported["consent"]["ethics_reference"] = "REC 2026-17"
+    exported["slug"] = "filed-again"
+    again = import_study(exported)
+    assert (again.lab_study, again.ethics_reference) == (True, "REC 2026-17")

@@ -205,12 +205,21 @@ class AnalysisSettings(FileObject):
     bias_reduced: bool | None = Field(None, strict=True)  # Firth's fit for the reported estimates
 
 
+class ConsentSettings(FileObject):  # what the consent page tells judges, and a study without Prolific
+    fills = Study
+    researchers_contact: Text = None
+    ethics_reference: Text = None
+    data_retention: Text = None
+    lab_study: bool | None = Field(None, strict=True)
+
+
 SETTING_BLOCKS = {
     "design": Design,
     "prolific": ProlificSettings,
     "quality": QualitySettings,
     "instrument": InstrumentSettings,
     "analysis": AnalysisSettings,
+    "consent": ConsentSettings,
 }
 
 
@@ -302,6 +311,7 @@ class StudyFile(FileObject):
     quality: QualitySettings = None
     instrument: InstrumentSettings = None
     analysis: AnalysisSettings = None
+    consent: ConsentSettings = None
     questions: list[QuestionEntry]
     systems: list[SystemEntry]
     vignettes: list[VignetteEntry]
