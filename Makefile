@@ -6,7 +6,7 @@ DEV_ENV := DEBUG=1
 PORT ?= 8000
 DEMO_ABILITIES := --ability gpt-4o=0.5 --ability claude=0.3 --ability philosopher=0.2
 
-.PHONY: run port-free test lint typecheck format migrations-check messages venv worker beat benchmarks clean
+.PHONY: run port-free test lint typecheck format migrations-check messages venv worker beat broker-configured benchmarks clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -60,11 +60,15 @@ messages: venv
 migrations-check: venv
 	$(DEV_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
+# A worker or beat needs a broker: without one Celery would dial amqp://guest@127.0.0.1 (its default) and wait.
+broker-configured: venv
+	@$(DEV_ENV) $(BIN)/python -c 'import django, os, sys; os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings"); django.setup(); from django.conf import settings; sys.exit(0 if settings.CELERY_BROKER_URL else "No broker is configured: set REDIS_URL (e.g. REDIS_URL=redis://127.0.0.1:6379/0 in .env) to run a worker or beat. Without a broker, make run does every task in-process and needs neither.")'
+
 # Every queue by default; `make worker QUEUES=refit` (or collection, prolific, celery; comma-separated) for one kind.
-worker: venv
+worker: venv broker-configured
 	$(DEV_ENV) $(BIN)/celery -A moraljudge worker --loglevel=info $(if $(QUEUES),-Q $(QUEUES))
 
-beat: venv
+beat: venv broker-configured
 	$(DEV_ENV) $(BIN)/celery -A moraljudge beat --loglevel=info
 
 clean:

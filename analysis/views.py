@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys.models import Study
 from surveys.prolific import verification_counts
+from surveys.services.researcher_tries import study_links
 from surveys.services.teams import check_can_act, studies_for
 
 from . import exports, plots
@@ -59,6 +60,7 @@ def study_dashboard(request, slug):
         "other": other,
         "other_run": other_run,
         "export_names": list(exports.EXPORTS),
+        "links": study_links(study=study, absolute=request.build_absolute_uri),
     }
     return render(request, "analysis/study_dashboard.html", context)
 

@@ -1,4 +1,5 @@
-"""Retake the README's screenshots: python docs/screenshots.py (needs `make run` serving the demo)."""
+"""Retake the README's screenshots: .venv/bin/python docs/screenshots.py [BASE_URL] (needs `make run` serving the demo;
+BASE_URL defaults to http://127.0.0.1:8000)."""
 
 import secrets
 import sys

@@ -57,11 +57,11 @@ class AssignmentInline(admin.TabularInline):
 class ParticipantAdmin(TeamScoped, admin.ModelAdmin):
     # Nine columns beside the filters in 1280 px: the study by its slug, the start as a short date and time.
     list_display = [
-        "prolific_pid",
+        "who",
         "study_slug",
         "status",
         "exclusion",
-        "first_position_share",
+        "first_position_percent",
         "minutes_judging",
         "prolific_status",
         "review_status",
@@ -97,6 +97,16 @@ class ParticipantAdmin(TeamScoped, admin.ModelAdmin):
             f"{queryset.count()} participants excluded by the researcher; {reopened} judging places reopened.",
             messages.SUCCESS,
         )
+
+    @admin.display(description="Prolific PID", ordering="prolific_pid")
+    def who(self, participant: Participant) -> str:
+        # A researcher's own try (surveys/services/researcher_tries.py) is marked wherever it is listed.
+        return f"{participant.prolific_pid} (test)" if participant.is_preview else participant.prolific_pid
+
+    @admin.display(description="First position picked", ordering="first_position_share")
+    def first_position_percent(self, participant: Participant) -> str:
+        share = participant.first_position_share
+        return "–" if share is None else f"{share:.0%}"
 
     @admin.display(description="Study", ordering="study__slug")
     def study_slug(self, participant: Participant) -> str:

@@ -13,19 +13,21 @@ from django.utils.html import format_html
 from ..models import DEFAULT_ATTENTION_OPTIONS, Study, StudyMembership, System
 from ..prolific import POLICY_HELP
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
-from ..services.lifecycle import launch_warnings, missing_for_live
+from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
 from ..services.teams import remove_member, set_member
+from .answer_import import AnswerImportPage
 from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
 from .study_actions import StudyActions
 from .study_answers import StudyAnswersPages
 from .study_form import StudyForm
+from .study_links import StudyLinks
 from .study_parts import QuestionInline, SystemInline, VignetteInline, method_questions
 from .teams import MembershipInline, TeamScoped
 
 
 @admin.register(Study)
-class StudyAdmin(TeamScoped, StudyActions, StudyAnswersPages, admin.ModelAdmin):
+class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, admin.ModelAdmin):
     study_path = ""  # the rows are the studies
     form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
@@ -37,6 +39,7 @@ class StudyAdmin(TeamScoped, StudyActions, StudyAnswersPages, admin.ModelAdmin):
     inlines = [QuestionInline, VignetteInline, SystemInline, MembershipInline]
     actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
     actions += PROLIFIC_ACTIONS  # create or update the Prolific draft, publish it, add places
+    actions += ["remove_test_participants"]  # the researchers' own tries (study_links.py)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
         (
@@ -52,6 +55,14 @@ class StudyAdmin(TeamScoped, StudyActions, StudyAnswersPages, admin.ModelAdmin):
             },
         ),
         ("Analysis", {"fields": ["bias_reduced"]}),
+        (
+            "Consent page and lab study",
+            {
+                "description": "What a research ethics committee asks participants be told (in other languages: "
+                "translations, below); a lab study runs without Prolific.",
+                "fields": ["researchers_contact", "ethics_reference", "data_retention", "lab_study"],
+            },
+        ),
         (
             "Quality and Prolific policy",
             {
@@ -201,7 +212,8 @@ class StudyAdmin(TeamScoped, StudyActions, StudyAnswersPages, admin.ModelAdmin):
             return "—"
         problems = missing_for_live(study)
         notes = "".join(f" Note: {warning}." for warning in launch_warnings(study))
-        return ("Yes." if not problems else "Missing: " + "; ".join(problems) + ".") + notes
+        ready = "Yes." if not problems else "Missing: " + "; ".join(problems) + "."
+        return f"{ready}{notes} At the end: {end_of_survey(study)}."
 
     @admin.display(description="Answers")
     def answers_link(self, study: Study) -> str:

@@ -8,7 +8,7 @@ from django.utils.html import format_html
 from ..models import Study, StudyMembership
 from ..prolific import ProlificError, reconcile_study, review_submissions
 from ..services.freezing import copy_as_draft
-from ..services.lifecycle import close_study, go_live, launch_warnings
+from ..services.lifecycle import close_study, go_live, launch_warnings, lone_answers
 from ..services.teams import set_member
 
 
@@ -19,8 +19,17 @@ class StudyActions:
         description="Go live (checks that every system × vignette has a selected answer)", permissions=["change"]
     )
     def make_live(self, request, queryset):
+        lone = {study.pk: lone_answers(study) for study in queryset.filter(status=Study.Status.DRAFT)}
         self._change_status(request, queryset, go_live, "is live")
         for study in queryset.filter(status=Study.Status.LIVE):
+            if lone.get(study.pk):  # selected by going live: there was only one answer to choose
+                cells = ", ".join(f"{a.system.key} × {a.vignette.key}" for a in lone[study.pk])
+                self.message_user(
+                    request,
+                    f"Study '{study.slug}': the only answer of {len(lone[study.pk])} system × vignette "
+                    f"was selected for judging ({cells}).",
+                    messages.INFO,
+                )
             for warning in launch_warnings(study):
                 self.message_user(request, f"Study '{study.slug}': {warning}.", messages.WARNING)
 

@@ -1,12 +1,14 @@
 """The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
 
+import unicodedata
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from .. import constants
 from ..models import Judgment, Question
-from ..services.languages import translated
+from ..services.languages import question_text
 
 
 def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.TypedChoiceField:
@@ -22,6 +24,11 @@ def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.Typed
 def _choices(values: list[str]) -> list[tuple[str, str]]:
     # Stored in English, shown in the study's language (constants marks them for translation).
     return [("", _("— choose —"))] + [(value, _(value)) for value in values]
+
+
+def _sort_key(text: str) -> str:
+    # "Ägypten" beside "Afghanistan", "Österreich" beside "Oman": letters without their accents first.
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().casefold()
 
 
 def _please_choose(required: str, invalid: str) -> dict[str, str]:
@@ -90,6 +97,13 @@ class DemographicsForm(forms.Form):
         ),
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Countries in the alphabetical order of the language shown ("Deutschland" under D in German).
+        country = self.fields["country"]
+        head, *countries, other, prefer = country.choices
+        country.choices = [head, *sorted(countries, key=lambda choice: _sort_key(str(choice[1]))), other, prefer]
+
     def clean(self):
         data = super().clean()
         if data.get("gender") != constants.SPECIFY_GENDER:
@@ -107,7 +121,7 @@ class PairForm(forms.Form):
         self.questions = questions
         for number, question in enumerate(questions, start=1):
             self.fields[question.key] = forms.ChoiceField(
-                label=f"{number}. {translated(question, 'text')}",
+                label=f"{number}. {question_text(question)}",
                 choices=[(Judgment.Position.FIRST, _("Answer A")), (Judgment.Position.SECOND, _("Answer B"))],
                 widget=forms.RadioSelect,
                 error_messages={"required": _("Please choose Answer A or Answer B.")},

@@ -24,26 +24,33 @@ DEFAULT_ATTENTION_OPTIONS = [gettext_noop("I read the answers quickly"), gettext
 METHOD_QUESTIONS = [
     (
         "features",
-        "Which of the two answers did a better job of picking out the features of the situation that matter morally?",
+        gettext_noop(
+            "Which of the two answers did a better job of picking out the features of the situation that matter morally?"
+        ),
     ),
     (
         "weighting",
-        "Which of the two answers did a better job of judging how much each of its moral features should count "
-        "compared with the others?",
+        gettext_noop(
+            "Which of the two answers did a better job of judging how much each of its moral features should count compared with the others?"
+        ),
     ),
     (
         "reasons",
-        "Given the features each answer picked out, which one did a better job of explaining why those features matter?",
+        gettext_noop(
+            "Given the features each answer picked out, which one did a better job of explaining why those features matter?"
+        ),
     ),
     (
         "conclusion",
-        "Which of the two answers did a better job of bringing its reasons together into a clear overall verdict "
-        "about what should be done?",
+        gettext_noop(
+            "Which of the two answers did a better job of bringing its reasons together into a clear overall verdict about what should be done?"
+        ),
     ),
     (
         "additional_info",
-        "Which of the two answers did a better job of pointing out further information that would change or sharpen "
-        "the moral judgement?",
+        gettext_noop(
+            "Which of the two answers did a better job of pointing out further information that would change or sharpen the moral judgement?"
+        ),
     ),
 ]
 
@@ -71,6 +78,9 @@ class Study(models.Model):
     TRANSLATABLE_KEYS = {
         "name": "text",
         "description": "text",
+        "researchers_contact": "text",
+        "ethics_reference": "text",
+        "data_retention": "text",
         "attention_prompt": "text",
         "attention_options": "two texts",
     }
@@ -183,6 +193,23 @@ class Study(models.Model):
         max_length=20, blank=True, help_text="The Prolific study's status when MoralJudge last saw it."
     )
     prolific_synced_at = models.DateTimeField(null=True, blank=True)
+
+    # Without Prolific (a lab study), and what consent says for a research ethics committee (issue 23).
+    lab_study = models.BooleanField(
+        default=False,
+        help_text="Run without Prolific (a lab or classroom): the judging link works without Prolific's ids, and "
+        "judges end on a thank-you page (with the completion code, if set, to show the researcher) instead of "
+        "being sent to Prolific. Many judges from one room share an address: raise ENTRY_RATE_LIMIT.",
+    )
+    researchers_contact = models.TextField(
+        blank=True, help_text="Shown on the consent page: who participants may contact with questions (name, email)."
+    )
+    ethics_reference = models.CharField(
+        max_length=200, blank=True, help_text="Shown on the consent page: the ethics approval (committee, reference)."
+    )
+    data_retention = models.TextField(
+        blank=True, help_text="Shown on the consent page: how long the data are kept, where, and who may see them."
+    )
 
     # LLM instrument
     system_prompt = models.TextField(blank=True, help_text="Empty: the method's instrument (llm_collect/prompts.py).")

@@ -14,7 +14,10 @@ from typing import Any
 from django.utils import translation
 from django.utils.translation import gettext
 
-from ..models import DEFAULT_ATTENTION_OPTIONS, DEFAULT_ATTENTION_PROMPT, Answer, Study
+from ..models import DEFAULT_ATTENTION_OPTIONS, DEFAULT_ATTENTION_PROMPT, METHOD_QUESTIONS, Answer, Study
+
+# The method's own wording of its five questions ships translated (locale/); a study's own wording does not.
+_METHOD_QUESTION_TEXTS = {text for _key, text in METHOD_QUESTIONS}
 
 
 def _texts(obj, language: str | None) -> dict:
@@ -42,6 +45,12 @@ def translated_features(answer: Answer, features: list, language: str | None = N
             }
         )
     return shown
+
+
+def question_text(question) -> str:
+    """A question as judges read it: the study's translation, else the method's wording translated, else as written."""
+    text = translated(question, "text")
+    return gettext(text) if text in _METHOD_QUESTION_TEXTS else text
 
 
 def attention_texts(study: Study, options: list[str]) -> tuple[str, list[str]]:

@@ -4,6 +4,7 @@ from itertools import combinations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from ..models import Answer, AuditEvent, Cell, Study
@@ -30,7 +31,9 @@ def missing_for_live(study: Study) -> list[str]:
             f"each participant is to judge {study.vignettes_per_participant} vignettes, "
             f"but the study has only {len(vignettes)}"
         )
+    problems += prolific_problems(study)
     selected = set(Answer.objects.for_study(study).selected().values_list("system_id", "vignette_id"))
+    selected |= {(answer.system_id, answer.vignette_id) for answer in lone_answers(study)}  # selected on going live
     for system in systems:
         # One line per system: a system without answers yet is one problem, not one per vignette.
         missing = [v.key for v in vignettes if (system.pk, v.pk) not in selected]
@@ -44,25 +47,91 @@ def missing_for_live(study: Study) -> list[str]:
     return problems
 
 
+def runs_on_prolific(study: Study) -> bool:
+    """Whether judges come from Prolific: a Prolific study id, or a draft created there from the admin."""
+    return bool(study.prolific_study_id or study.prolific_status)
+
+
+def prolific_problems(study: Study) -> list[str]:
+    """A study on Prolific needs its completion code (judges who finish go back with it); a lab study no Prolific."""
+    if study.lab_study and runs_on_prolific(study):
+        return ["a lab study runs without Prolific, but a Prolific study id is set: clear one of the two"]
+    if runs_on_prolific(study) and not study.completion_code:
+        return [
+            "the study runs on Prolific but has no completion code: judges who finish could not go back to "
+            "Prolific (set the codes under 'Quality and Prolific policy', or make it a lab study)"
+        ]
+    return []
+
+
+def end_of_survey(study: Study) -> str:
+    """What judges see at the end, in the researcher's words (the study page says it before going live)."""
+    if study.lab_study:
+        code = f" and the completion code {study.completion_code} to show you" if study.completion_code else ""
+        return f"Lab study: judges end on 'Thank you: you have finished'{code}; nobody is sent to Prolific"
+    if study.completion_code:
+        return f"judges who finish are sent back to Prolific with the completion code {study.completion_code}"
+    return "judges who finish are asked to go back to Prolific and tell the researchers (no completion code)"
+
+
 def launch_warnings(study: Study) -> list[str]:
     """What does not stop the study from going live, but a launch on Prolific needs."""
     warnings = []
+    lone = len(lone_answers(study)) if study.status == Study.Status.DRAFT else 0
+    if lone:
+        warnings.append(f"going live selects the only answer of {lone} system × vignette (see the answers page)")
+    if study.lab_study:
+        return warnings  # no Prolific: no codes or study id to miss
     if not study.completion_code:
         warnings.append("no completion code is set: judges who finish get no code to give Prolific")
+    elif runs_on_prolific(study):
+        absent = [label for label, code in _other_codes(study) if not code]
+        if absent:
+            warnings.append("no code is set for " + ", ".join(absent) + ": those judges get none to give Prolific")
     if not study.prolific_study_id:
         # Without it no entry is checked against Prolific (STUDY_ID, reconciliation): invented ids would count.
         warnings.append("no Prolific study id is set: anyone with the link can take part")
     return warnings
 
 
+def lone_answers(study: Study) -> list[Answer]:
+    """Answers that are the only one of their system × vignette, where nothing is selected yet.
+
+    Going live selects them: there is no choice to make (a researcher with twelve such cells no longer
+    clicks twelve times). Where a system × vignette has two or more answers, the researcher still chooses.
+    """
+    undecided = (
+        Answer.objects.for_study(study)
+        .values("system_id", "vignette_id")
+        .annotate(n=Count("id"), chosen=Count("id", filter=Q(selected=True)), only=Max("id"))
+        .filter(n=1, chosen=0)
+        .order_by()
+    )
+    ids = [row["only"] for row in undecided]
+    answers = Answer.objects.filter(pk__in=ids).select_related("system", "vignette")
+    return list(answers.order_by("vignette__position", "system__position"))
+
+
+def _other_codes(study: Study) -> list[tuple[str, str]]:
+    return [
+        ("a failed attention check", study.failed_attention_code),
+        ("declining consent", study.no_consent_code),
+        ("a full study (screened out)", study.screened_out_code),
+    ]
+
+
 @transaction.atomic
 def go_live(*, study: Study, by=None) -> Study:
+    """Make the draft live: select each lone answer (lone_answers), check, build the comparison plan."""
     study = Study.objects.select_for_update().get(pk=study.pk)
     if study.status != Study.Status.DRAFT:
         raise ValidationError(f"Study '{study.slug}' is {study.status}; only a draft can go live.")
     problems = missing_for_live(study)
     if problems:
         raise ValidationError([f"Study '{study.slug}' cannot go live: " + "; ".join(problems) + "."])
+    for answer in lone_answers(study):  # nothing written above a refusal: the check came first
+        answer.selected, answer.selected_by, answer.selected_at = True, by, timezone.now()
+        answer.save(update_fields=["selected", "selected_by", "selected_at"])
     build_comparison_plan(study=study)
     study.status = Study.Status.LIVE
     study.went_live_at = timezone.now()

@@ -1,6 +1,7 @@
 """The Prolific parameters of a study link, checked once for both surveys (judging and answering)."""
 
 import re
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
@@ -39,6 +40,11 @@ def parse_prolific_params(params: Mapping) -> ProlificParams:
     if errors:
         raise InvalidProlificLink(errors)
     return ProlificParams(pid=values["PROLIFIC_PID"], study_id=values["STUDY_ID"], session_id=values["SESSION_ID"])
+
+
+def lab_visitor_params() -> ProlificParams:
+    """Fresh ids for someone opening a lab study's link (no Prolific): each opening is a new participant."""
+    return ProlificParams(pid=secrets.token_hex(12), study_id="", session_id=secrets.token_hex(12))
 
 
 def prolific_return_url(code: str) -> str:

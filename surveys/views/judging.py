@@ -33,7 +33,7 @@ from ..services.judging import (
 )
 from ..services.languages import attention_texts
 from ..services.participation import StepName
-from ..services.prolific_link import parse_prolific_params, prolific_return_url
+from ..services.prolific_link import lab_visitor_params, parse_prolific_params, prolific_return_url
 
 STEP_PAGES = {
     StepName.CONSENT: "surveys:judging-consent",
@@ -91,9 +91,10 @@ def entry(request, slug: str):
     staff = request.user.is_staff
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):
+            lab = study.lab_study and "PROLIFIC_PID" not in request.GET  # a lab study's link has no Prolific ids
             participant = enter_study(
                 study=study,
-                params=parse_prolific_params(request.GET),
+                params=lab_visitor_params() if lab else parse_prolific_params(request.GET),
                 admit=lambda: admit_entry(client_address(request)),
             )
         elif resuming and not (staff and "restart" in request.GET):
@@ -181,5 +182,8 @@ def done(request, slug: str):
     if elsewhere:
         return elsewhere
     code = completion_code(participant)
-    context = {"participant": participant, "step": step, "code": code, "return_url": prolific_return_url(code)}
+    return_url = (
+        "" if participant.study.lab_study else prolific_return_url(code)
+    )  # a lab study: nobody goes to Prolific
+    context = {"participant": participant, "step": step, "code": code, "return_url": return_url}
     return render(request, f"surveys/judging/{step.name.value}.html", context)

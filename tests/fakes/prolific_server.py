@@ -90,6 +90,7 @@ class Call:
 @dataclass
 class FakeProlific:
     token: str = "test-prolific-token"
+    port: int = 0  # 0: any free port (tests); manage.py prolific_sandbox gives a fixed one
     page_size: int = 2
     currency: str = "GBP"  # the workspace's: rewards are checked against its minimum
     submissions: dict = field(default_factory=dict)
@@ -140,6 +141,14 @@ class FakeProlific:
         with self._lock:
             self._hang_seconds, self._hang_count = seconds, times
 
+    def add_missing_submissions(self, rows: list[tuple[str, str, str, str]]) -> int:
+        """Add a submission for each (session id, participant id, study id, status) not known yet; how many."""
+        with self._lock:
+            new = [row for row in rows if row[0] and row[0] not in self.submissions]
+        for session_id, participant_id, study_id, status in new:
+            self.add_submission(session_id, participant_id=participant_id, study_id=study_id, status=status)
+        return len(new)
+
     def calls_to(self, fragment: str, method: str = "POST") -> list[Call]:
         return [c for c in self.calls if c.method == method and fragment in c.path]
 
@@ -150,7 +159,7 @@ class FakeProlific:
         class Handler(_Handler):
             server_state = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()

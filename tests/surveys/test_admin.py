@@ -23,9 +23,11 @@ def test_admin_pages_require_a_login(client, study):
 
 @pytest.mark.django_db
 def test_going_live_is_refused_with_a_message_listing_exactly_what_is_missing(client, researcher, study):
+    # Two answers and neither selected: a choice only the researcher can make (a lone one is selected on going live).
     missing = Answer.objects.get(system__key="beta", vignette__key="v2")
     missing.selected = False
     missing.save()
+    Answer.objects.create(system=missing.system, vignette=missing.vignette, sample=2)
     study.reference_system = None
     study.save()
     response = client.post(
@@ -87,7 +89,7 @@ def test_selection_is_fixed_once_a_study_is_live(client, researcher, study):
 
 @pytest.mark.django_db
 def test_a_system_missing_several_answers_is_one_line_of_the_refusal(client, researcher, study):
-    Answer.objects.filter(system__key="beta").update(selected=False)
+    Answer.objects.filter(system__key="beta").delete()  # no answer yet to any vignette
     response = client.post(
         reverse("admin:surveys_study_changelist"),
         {"action": "make_live", "_selected_action": [study.pk]},

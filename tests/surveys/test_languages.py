@@ -105,7 +105,7 @@ def test_a_german_study_shows_its_consent_page_in_german_with_its_german_texts(c
     response = client.get(LINK.format(study.slug), follow=True)
     page = text(response)
     assert '<html lang="de" dir="ltr">' in page
-    assert "<h1>Alltägliche Dilemmata</h1>" in page
+    assert '<h1 dir="auto">Alltägliche Dilemmata</h1>' in page
     assert "Eine kurze Studie über Alltag." in page
     assert "Sind Sie einverstanden, an dieser Studie teilzunehmen?" in page
     assert "Das dauert etwa" in page
@@ -155,7 +155,8 @@ def test_the_admin_refuses_a_translation_the_study_file_would_refuse():
     assert caught.value.message_dict == {
         "language": ["'Deutsch' is not a language code (such as en, de or ar)."],
         "translations": [
-            "de.titel: is not translatable here (only name, description, attention_prompt, attention_options)"
+            "de.titel: is not translatable here (only name, description, researchers_contact, ethics_reference, "
+            "data_retention, attention_prompt, attention_options)"
         ],
     }
 

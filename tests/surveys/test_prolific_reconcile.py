@@ -14,7 +14,9 @@ from tests.conftest import make_study
 
 @pytest.fixture
 def live(db):
-    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    study = go_live(
+        study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1", completion_code="DONE")
+    )
     people = []
     for n in range(3):
         participant = Participant.objects.create(study=study, prolific_pid=f"pid{n}", session_id=f"sub{n}")
@@ -57,7 +59,7 @@ def test_reconciling_twice_changes_nothing_the_second_time(live, prolific):
 
 
 def test_a_participant_found_by_prolific_id_gets_their_submission_id(db, prolific):
-    study = go_live(study=make_study(prolific_study_id="st1"))
+    study = go_live(study=make_study(prolific_study_id="st1", completion_code="DONE"))
     Participant.objects.create(study=study, prolific_pid="pid0")  # arrived without SESSION_ID
     prolific.add_submission("sub0", participant_id="pid0", study_id="st1", status="AWAITING REVIEW")
 

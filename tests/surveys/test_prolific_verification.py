@@ -24,7 +24,9 @@ pytestmark = pytest.mark.django_db
 def live(settings):
     """A live Prolific study; pid0 and pid1 really took it, pid9 was invented an hour ago."""
     settings.PROLIFIC_VERIFY_GRACE_MINUTES = 30
-    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    study = go_live(
+        study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1", completion_code="DONE")
+    )
     an_hour_ago = timezone.now() - timedelta(hours=1)
     people = {}
     for pid, session in [("pid0", "sub0"), ("pid1", "sub1"), ("pid9", "sub9")]:

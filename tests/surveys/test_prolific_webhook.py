@@ -57,7 +57,9 @@ def api(settings):
 @pytest.fixture
 def judging(db):
     """A live study and a participant holding k reserved cells."""
-    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    study = go_live(
+        study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1", completion_code="DONE")
+    )
     participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
     allocate(participant=participant)
     return study, participant
@@ -205,7 +207,9 @@ def test_the_signature_of_prolifics_python_example_is_accepted():
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_deliveries_of_one_event_release_the_cells_once():
-    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    study = go_live(
+        study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1", completion_code="DONE")
+    )
     participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
     allocate(participant=participant)
     payload = status_change("sub1", "RETURNED") | {"event_id": "evt-race"}

@@ -16,7 +16,9 @@ from tests.workers import celery_worker, own_queue, wait_for
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_the_beat_task_on_a_worker_reopens_the_cells_of_a_missed_return():
-    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    study = go_live(
+        study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1", completion_code="DONE")
+    )
     participant = Participant.objects.create(study=study, prolific_pid="pid0", session_id="sub0")
     allocate(participant=participant)
     queue = own_queue("prolific")

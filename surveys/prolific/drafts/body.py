@@ -11,9 +11,10 @@ from ...models import Cell, Study
 from ...services import duration
 from ...services.judging import median_seconds
 from ...services.lifecycle import missing_for_live
+from ...services.researcher_tries import PROLIFIC_PLACEHOLDERS
 from .pay import hourly_rate_of, money, rate_warnings, reward_for, with_margin
 
-PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+PLACEHOLDERS = PROLIFIC_PLACEHOLDERS
 DEVICES = ["desktop", "tablet", "mobile"]  # the participant pages work on each (tested in Chromium)
 
 # Prolific's completion-code actions. There is no automatic rejection: a rejection goes through

@@ -228,12 +228,21 @@ class AnalysisSettings(FileObject):
     bias_reduced: bool | None = Field(None, strict=True)  # Firth's fit for the reported estimates
 
 
+class ConsentSettings(FileObject):  # what the consent page tells judges, and a study without Prolific
+    fills = Study
+    researchers_contact: Text = LEFT_OUT
+    ethics_reference: Text = LEFT_OUT
+    data_retention: Text = LEFT_OUT
+    lab_study: bool | None = Field(None, strict=True)
+
+
 SETTING_BLOCKS: dict[str, type[FileObject]] = {
     "design": Design,
     "prolific": ProlificSettings,
     "quality": QualitySettings,
     "instrument": InstrumentSettings,
     "analysis": AnalysisSettings,
+    "consent": ConsentSettings,
 }
 
 
@@ -326,6 +335,7 @@ class StudyFile(FileObject):
     quality: QualitySettings = LEFT_OUT
     instrument: InstrumentSettings = LEFT_OUT
     analysis: AnalysisSettings = LEFT_OUT
+    consent: ConsentSettings = LEFT_OUT
     questions: list[QuestionEntry]
     systems: list[SystemEntry]
     vignettes: list[VignetteEntry]

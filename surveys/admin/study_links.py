@@ -1,0 +1,23 @@
+"""The study page's links ready to copy, the "Try the survey" button, and removing the tries."""
+
+from django.contrib import admin, messages
+
+from ..services.researcher_tries import remove_test_participants, study_links
+
+
+class StudyLinks:
+    """Mixed into StudyAdmin: the links above the form (templates/surveys/researcher/study_links.html)."""
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            context["study_links"] = study_links(study=obj, absolute=request.build_absolute_uri)
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+    @admin.action(description="Remove test participants (researchers' tries)", permissions=["change"])
+    def remove_test_participants(self, request, queryset):
+        removed = remove_test_participants(studies=queryset)
+        self.message_user(
+            request,
+            f"{removed} test participant{'s' if removed != 1 else ''} removed, with their judgments.",
+            messages.SUCCESS,
+        )

@@ -1,0 +1,59 @@
+"""A local Prolific to try the whole cycle: the project's stand-in (tests/fakes/prolific_server.py) on a fixed port."""
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from surveys.models import Participant
+
+# Participants who finished here become submissions awaiting review there, as on Prolific.
+FINISHED = {
+    Participant.Status.COMPLETED: "AWAITING REVIEW",
+    Participant.Status.FAILED_ATTENTION: "AWAITING REVIEW",
+    Participant.Status.NO_CONSENT: "RETURNED",
+}
+
+
+class Command(BaseCommand):
+    help = "Run a local stand-in for Prolific's API on a fixed port and print the settings that point MoralJudge at it."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--port", type=int, default=8765)
+        parser.add_argument("--token", default="sandbox-prolific-token")
+        parser.add_argument("--seconds", type=float, default=None, help="Stop after this long (default: until Ctrl-C).")
+
+    def handle(self, *args, port: int, token: str, seconds: float | None, **options):
+        try:
+            from tests.fakes.prolific_server import FakeProlific  # a development tool: run from the checkout
+        except ImportError as exc:
+            raise CommandError("The Prolific stand-in lives in tests/fakes/: run this from a checkout.") from exc
+        try:
+            sandbox = FakeProlific(token=token, port=port, page_size=100).__enter__()
+        except OSError as exc:
+            raise CommandError(f"Port {port} on 127.0.0.1 is in use: choose another with --port.") from exc
+        self.stdout.write(
+            f"A Prolific stand-in answers on {sandbox.url}\nPut these in .env and restart make run:\n"
+            f"PROLIFIC_API_URL={sandbox.url}\nPROLIFIC_API_TOKEN={token}\n"
+            "Studies created from the admin are drafts here; participants who finish become submissions "
+            "awaiting review (every 2 s). Ctrl-C stops it; its state is kept in memory only."
+        )
+        self.stdout.flush()
+        deadline = None if seconds is None else time.monotonic() + seconds
+        try:
+            while deadline is None or time.monotonic() < deadline:
+                added = sandbox.add_missing_submissions(_finished_here(set(sandbox.studies)))
+                if added:
+                    self.stdout.write(f"{added} new submission(s) awaiting review.")
+                time.sleep(2 if deadline is None else min(2, max(0, deadline - time.monotonic())))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sandbox.__exit__(None, None, None)
+
+
+def _finished_here(prolific_ids: set[str]) -> list[tuple[str, str, str, str]]:
+    """Participants of the sandbox's studies who ended here, as (session, participant, study, status)."""
+    rows = Participant.objects.filter(
+        study__prolific_study_id__in=prolific_ids, is_preview=False, status__in=list(FINISHED)
+    ).values_list("session_id", "prolific_pid", "study__prolific_study_id", "status")
+    return [(session, pid, study_id, FINISHED[status]) for session, pid, study_id, status in rows]
