@@ -7,7 +7,6 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from ..models import Study
 from ..services.answer_files import AnswerFileError, import_answers
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # thousands of answers fit; anything larger is not an answers sheet
@@ -31,7 +30,7 @@ class AnswerImportPage:
         return own + super().get_urls()
 
     def import_answers_view(self, request, study_id: int):
-        study = get_object_or_404(Study, pk=study_id)
+        study = get_object_or_404(self.get_queryset(request), pk=study_id)  # another team's study: 404
         if not self.has_change_permission(request, study):
             raise PermissionDenied
         form = AnswerFileForm(request.POST or None, request.FILES or None)
