@@ -34,6 +34,7 @@ from ..services.judging import (
 from ..services.languages import attention_texts
 from ..services.participation import StepName
 from ..services.prolific_link import lab_visitor_params, parse_prolific_params, prolific_return_url
+from ..services.teams import role_of
 
 STEP_PAGES = {
     StepName.CONSENT: "surveys:judging-consent",
@@ -88,7 +89,7 @@ def entry(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     key = _session_key(slug)
     resuming = Participant.objects.filter(pk=request.session.get(key), study=study).order_by().first()
-    staff = request.user.is_staff
+    staff = role_of(request.user, study) is not None  # only the study's team may try it (no query for judges)
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):
             lab = study.lab_study and "PROLIFIC_PID" not in request.GET  # a lab study's link has no Prolific ids

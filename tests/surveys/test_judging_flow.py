@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant
+from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant, StudyMembership
 from surveys.services.allocation import release_expired
 from surveys.services.judging import record_demographics, record_page
 from surveys.services.lifecycle import go_live
@@ -370,6 +370,7 @@ def test_a_returned_participant_is_not_given_work_again():
 def test_a_staff_preview_goes_through_without_touching_cells_or_analysis():
     study = live_study()
     staff = get_user_model().objects.create_user("res", password="pw", is_staff=True)
+    StudyMembership.objects.create(study=study, user=staff, role=StudyMembership.Role.VIEWER)  # on its team
     client = csrf_client()
     client.force_login(staff)
     response = client.get(f"/s/{study.slug}/")

@@ -100,3 +100,13 @@ def test_one_action_removes_the_tries_and_keeps_the_real_judges():
     assert "2 test participants removed" in response.content.decode()
     assert list(Participant.objects.values_list("is_preview", flat=True)) == [False]
     assert sum(cell.reserved for cell in Cell.objects.filter(study=study)) == 2  # the real judge's pages
+
+
+def test_staff_outside_the_study_team_cannot_try_it_and_no_participant_is_made():
+    study = live_study()
+    outsider = get_user_model().objects.create_user("outsider", password="pw", is_staff=True)
+    client = Client(REMOTE_ADDR="127.0.0.1")
+    client.force_login(outsider)
+    response = client.get(f"/s/{study.slug}/?restart=1")
+    assert response.status_code == 400  # treated as a visitor without Prolific's parameters
+    assert not Participant.objects.filter(study=study).exists()
