@@ -229,7 +229,7 @@ def print_replications(question: str, names: list[str], truth: np.ndarray, refer
 
 
 def _span(name: str, values: list[float]) -> str:
-    """"Wald power 0.26" when every value rounds the same, else "Wald power 0.15 to 0.27"."""
+    """The values as "Wald power 0.26" when they round the same, else as "Wald power 0.15 to 0.27"."""
     low, high = f"{min(values):.2f}", f"{max(values):.2f}"
     return f"{name} {low}" if low == high else f"{name} {low} to {high}"
 

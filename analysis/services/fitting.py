@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import bradley_terry as bt
 from ..results import Halo, Headline, Interval, QuestionResult, VignetteFit
-from ..results.headline import choose_headline
+from ..results.headline import choose_headline, degenerate
 from .alternatives import reported_fit, style_controlled
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
@@ -142,19 +142,31 @@ def _by_vignette(judged: Judged, *, vignette_keys: dict[int, str]) -> list[Vigne
             reference=judged.reference,
             item_names=judged.names,
         )
+        estimates, se, problems = _worth_printing(result, judged)
         breakdown.append(
             VignetteFit(
                 vignette_id=int(vignette),
                 vignette=vignette_keys.get(int(vignette), str(int(vignette))),
                 n_judgments=int(rows.sum()),
-                estimates=json_safe(result.estimates),
-                se=json_safe(result.se),
+                estimates=estimates,
+                se=se,
                 wins=[round(float(w)) for w in result.wins],
                 losses=[round(float(w)) for w in result.losses],
-                problems=list(result.problems),
+                problems=[*result.problems, *problems],
             )
         )
     return breakdown
+
+
+def _worth_printing(result: bt.BTResult, judged: Judged) -> tuple[list, list, list[str]]:
+    """A vignette's estimates and SEs, None where the SE is too large to say anything, with the reason."""
+    estimates, se, problems = json_safe(result.estimates), json_safe(result.se), []
+    for k, name in enumerate(judged.names):
+        reason = "" if estimates[k] is None else degenerate(estimates[k], se[k], reference=k == judged.reference)
+        if reason:
+            estimates[k] = se[k] = None
+            problems.append(f"{name}: not estimable here: {reason}.")
+    return estimates, se, problems
 
 
 def halo_correlations(questions: list[QuestionResult]) -> Halo:

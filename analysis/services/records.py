@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import bradley_terry as bt
 from ..results import INTERVAL_KINDS, EffectEstimate, Fit, Interval, ItemEstimate
-from ..results.headline import degenerate
+from ..results.headline import MAX_SE, degenerate
 
 
 def json_safe(value):
@@ -82,13 +82,20 @@ def _worth_printing(numbers: list, *, reference: bool = False) -> list:
 
 
 def interval_of(kind: str, result, *, details: dict) -> Interval:
+    """What a run stores of one interval kind. Bounds that say nothing are None: an SE above MAX_SE (log-odds), or
+    a zero-width interval away from 0 (a variance clipped to 0); the reference's [0, 0] stays."""
     described = INTERVAL_KINDS[kind]
+    se, low, high = json_safe(result.se), json_safe(result.ci_low), json_safe(result.ci_high)
+    empty = [
+        s is not None and (s > MAX_SE or (s <= 1e-12 and not lo == hi == 0.0))
+        for s, lo, hi in zip(se, low, high, strict=True)
+    ]
     return Interval(
         label=described.label,
         answers=described.answers,
         level=float(result.level),
-        ci_low=json_safe(result.ci_low),
-        ci_high=json_safe(result.ci_high),
-        se=json_safe(result.se),
+        ci_low=[None if e else v for e, v in zip(empty, low, strict=True)],
+        ci_high=[None if e else v for e, v in zip(empty, high, strict=True)],
+        se=[None if e else v for e, v in zip(empty, se, strict=True)],
         details=json_safe(details),
     )

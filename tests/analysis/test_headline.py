@@ -122,3 +122,16 @@ def test_a_stored_fit_with_a_huge_se_keeps_no_numbers_and_says_why():
     item = fit_of(result).items[2]
     assert (item.estimate, item.se, item.ci_low, item.p) == (None, None, None, None)
     assert item.not_estimable.startswith("not estimable here: standard error 47453133")
+
+
+def test_an_interval_column_with_a_huge_se_or_zero_width_stores_no_bounds():
+    from types import SimpleNamespace
+
+    from analysis.services.records import interval_of
+
+    result = SimpleNamespace(level=0.95, ci_low=np.array([0.0, -0.2, -9e6, 0.09]),
+                             ci_high=np.array([0.0, 0.9, 9e6, 0.09]), se=np.array([0.0, 0.28, 4e6, 0.0]))  # fmt: skip
+    stored = interval_of("two_way_bootstrap", result, details={})
+    # The reference keeps [0, 0]; a huge SE and a zero-width interval at 0.09 keep no numbers.
+    assert stored.ci_low == [0.0, -0.2, None, None]
+    assert stored.se == [0.0, 0.28, None, None]
