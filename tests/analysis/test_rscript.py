@@ -70,7 +70,9 @@ def run_exported_script(study, run, workdir: Path) -> dict[tuple[str, str], dict
 
 def assert_same(ours: dict, r: dict, keys):
     for key in keys:
-        assert_allclose(r[key], ours[key], rtol=1e-6, atol=1e-6, err_msg=key)
+        # z divides by a sandwich SE (both fits converged to about 1e-7): it agrees to a few parts in 1e6.
+        rtol = 1e-5 if key == "z" else 1e-6
+        assert_allclose(r[key], ours[key], rtol=rtol, atol=1e-6, err_msg=key)
 
 
 def test_the_data_file_has_one_row_per_valid_judgment_with_who_was_shown_first(simulated):
