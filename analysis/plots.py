@@ -138,7 +138,8 @@ def _main_label(results: list[QuestionResult], interval_label: str) -> str:
     kinds = {(r.headline.interval, r.headline.label) for r in results if r.headline}
     if interval_label != WALD or len(kinds) != 1 or any(r.headline is None for r in results):
         return interval_label
-    (_kind, label), df = kinds.pop(), results[0].headline.df
+    (_kind, label), first = kinds.pop(), results[0].headline
+    df = first.df if first else None
     return f"95% {label}" + (f" (t, {df} df)" if len(results) == 1 and df is not None else "")
 
 

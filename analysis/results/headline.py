@@ -53,7 +53,7 @@ def choose_headline(
         reason = degenerate(estimate, error, reference=k == reference)
         fine = not reason and k != reference
         se.append(error if fine else (0.0 if k == reference else None))
-        p.append(_p(estimate, error, df) if fine else None)
+        p.append(_p(estimate, error, df) if fine and estimate is not None and error is not None else None)
         low.append(chosen.ci_low[k] if fine else (0.0 if k == reference else None))
         high.append(chosen.ci_high[k] if fine else (0.0 if k == reference else None))
         reasons.append(reason)

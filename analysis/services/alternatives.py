@@ -58,7 +58,7 @@ def _collinear_with_systems(judged: Judged) -> bool:
     style = np.asarray(judged.style, float)
     fitted, *_ = np.linalg.lstsq(design, style, rcond=None)
     residual = style - design @ fitted
-    return bool(np.linalg.norm(residual) <= 1e-8 * max(np.linalg.norm(style), 1.0))
+    return bool(np.linalg.norm(residual) <= 1e-8 * max(float(np.linalg.norm(style)), 1.0))
 
 
 def _bias_reduced(judged: Judged) -> AlternativeFit:

@@ -60,7 +60,7 @@ def clustered(
         )
     fit = dataclasses.replace(
         result, estimates=robust.estimates, order_effect=robust.order_effect or result.order_effect, problems=problems,
-        **numbers,
+        se=numbers["se"], z=numbers["z"], p=numbers["p"], ci_low=numbers["ci_low"], ci_high=numbers["ci_high"],
     )  # fmt: skip
     return Clustered(fit=fit, interval=f"cluster-robust ({' × '.join(columns)})", df=robust.df, clusters=counts)
 

@@ -61,7 +61,7 @@ def _item(result: bt.BTResult, k: int, numbers) -> ItemEstimate:
         [json_safe(float(values[k])) for values in numbers], reference=name == result.reference
     )
     wins, losses = round(float(result.wins[k])), round(float(result.losses[k]))
-    return ItemEstimate(name, *shown, wins=wins, losses=losses, not_estimable=reason)
+    return ItemEstimate(name, **_numbers(shown), wins=wins, losses=losses, not_estimable=reason)
 
 
 def effect_of(effect: bt.Effect | None) -> EffectEstimate | None:
@@ -69,7 +69,11 @@ def effect_of(effect: bt.Effect | None) -> EffectEstimate | None:
         return None
     numbers = (effect.estimate, effect.se, effect.z, effect.p, effect.ci_low, effect.ci_high)
     *shown, reason = _worth_printing([json_safe(float(value)) for value in numbers])
-    return EffectEstimate(effect.name, *shown, not_estimable=reason)
+    return EffectEstimate(effect.name, **_numbers(shown), not_estimable=reason)
+
+
+def _numbers(shown: list) -> dict[str, float | None]:
+    return dict(zip(("estimate", "se", "z", "p", "ci_low", "ci_high"), shown, strict=True))
 
 
 def _worth_printing(numbers: list, *, reference: bool = False) -> list:
