@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,7 @@ class Comparisons:
     losers: np.ndarray
     counts: np.ndarray | None  # None when the file has no `n` column
     first: np.ndarray | None  # item shown first, -1 when blank; None without the column
+    clusters: dict[str, np.ndarray] = field(default_factory=dict)  # column -> each row's cluster, coded 0..G-1
 
     def index_of(self, name: str) -> int:
         if name not in self.item_names:
@@ -30,16 +31,29 @@ class Comparisons:
         return self.item_names.index(name)
 
 
-def read_comparisons(path: str | Path, *, first_column: str = "first") -> Comparisons:
-    """Parse a comparison CSV; `first_column` names the shown-first column (e.g. `home`)."""
+def read_comparisons(
+    path: str | Path, *, first_column: str = "first", cluster_columns: tuple[str, ...] = ()
+) -> Comparisons:
+    """Parse a comparison CSV; `first_column` names the shown-first column (e.g. `home`), `cluster_columns`
+    the columns whose values cluster the rows (a judge, a vignette)."""
     rows = _read_rows(Path(path))
+    clusters = {column: _cluster_labels(rows, column, path) for column in cluster_columns}
     names = sorted({row["winner"] for row in rows} | {row["loser"] for row in rows})
     index = {name: k for k, name in enumerate(names)}
     winners = np.array([index[row["winner"]] for row in rows], dtype=np.int64)
     losers = np.array([index[row["loser"]] for row in rows], dtype=np.int64)
     counts = _counts(rows) if "n" in rows[0] else None
     first = _first(rows, index, first_column) if first_column in rows[0] else None
-    return Comparisons(names, winners, losers, counts, first)
+    return Comparisons(names, winners, losers, counts, first, clusters)
+
+
+def _cluster_labels(rows: list[dict[str, str]], column: str, path) -> np.ndarray:
+    if column not in rows[0]:
+        raise ComparisonFileError(f"{path}: no column {column!r} to cluster on (columns: {', '.join(rows[0])}).")
+    for line, row in enumerate(rows, start=2):
+        if not row[column]:
+            raise ComparisonFileError(f"{path}, line {line}: the cluster column {column!r} is blank.")
+    return np.unique([row[column] for row in rows], return_inverse=True)[1].ravel()
 
 
 def _read_rows(path: Path) -> list[dict[str, str]]:

@@ -25,7 +25,7 @@ from surveys.services.audit import record_event
 from .csv_text import csv_lines
 from .models import AnalysisRun
 from .results import run_fields
-from .results.tables import system_rows
+from .results.tables import Bounds, system_rows
 from .rscript import BT2_COLUMNS, CHUNK_ROWS, bradleyterry2_rows, bradleyterry2_script
 
 JUDGMENT_COLUMNS = [
@@ -53,6 +53,11 @@ RESULT_COLUMNS = [
     "stars",
     "ci_low",
     "ci_high",
+    "interval",
+    "df",
+    "not_estimable",
+    "wald_ci_low",
+    "wald_ci_high",
     "boot_ci_low",
     "boot_ci_high",
     "style_estimate",
@@ -119,11 +124,16 @@ def judgment_rows(*, study: Study):
 
 
 def result_rows(*, run: AnalysisRun):
-    """One row per question and system, in the study's question order; questions without a fit have none."""
+    """One row per question and system, in the study's question order; questions without a fit have none.
+
+    se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference);
+    a run stored before the headline gives the Wald ones (interval "wald")."""
     fitted = run.read_results()
     for question in fitted.questions:
+        headline = question.headline
         for row in system_rows(question, labels=fitted.labels()):
             boot, styled = row.bounds("bootstrap"), row.alternative("style_controlled")
+            wald = row.bounds("wald") if headline else Bounds("wald", row.ci_low, row.ci_high)
             yield {
                 "question": row.question,
                 "system": row.system,
@@ -136,6 +146,11 @@ def result_rows(*, run: AnalysisRun):
                 "stars": row.stars,
                 "ci_low": row.ci_low,
                 "ci_high": row.ci_high,
+                "interval": headline.interval if headline else "wald",
+                "df": headline.df if headline else None,
+                "not_estimable": row.not_estimable,
+                "wald_ci_low": wald.low,
+                "wald_ci_high": wald.high,
                 "boot_ci_low": boot.low,
                 "boot_ci_high": boot.high,
                 "style_estimate": styled.estimate,

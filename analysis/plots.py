@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .results import INTERVAL_KINDS, ItemEstimate, QuestionResult, SystemAtFit
+from .results.headline import WALD_KIND, led_by_headline
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 WALD = "95% Wald CI (each judgment independent)"
@@ -30,11 +31,12 @@ ESTIMATE_COLOUR = "#2456a6"
 REFERENCE_COLOUR = "#1d2330"
 # Each extra interval kind keeps its look across plots; a kind not listed here takes the next spare one.
 INTERVAL_STYLES = {
+    WALD_KIND: {"color": "#b45309", "linestyle": "-"},
     "bootstrap": {"color": "#8a94a6", "linestyle": "-"},
     "two_way_robust": {"color": "#c2410c", "linestyle": "--"},
     "two_way_bootstrap": {"color": "#15803d", "linestyle": (0, (1, 1))},
 }
-SPARE_STYLES = [{"color": "#7c3aed", "linestyle": "-."}, {"color": "#b45309", "linestyle": "-"}]
+SPARE_STYLES = [{"color": "#7c3aed", "linestyle": "-."}, {"color": "#0e7490", "linestyle": "-."}]
 ROW_INCHES = 0.45
 EXTRA_ROW_INCHES = 0.12  # per extra interval kind: each sits a little lower under its estimate
 LEGEND_LINE_INCHES = 0.2
@@ -64,7 +66,9 @@ class Mark(NamedTuple):
 def forest_plot(
     *, systems: list[SystemAtFit], result: QuestionResult, title: str, interval_label: str = WALD
 ) -> Figure:
-    """One question's estimates, best at the top; systems without an estimate say so."""
+    """One question's estimates, best at the top; systems without an estimate say so. The main bar is the
+    question's headline interval (the Wald one for a run stored before it, or a result without one)."""
+    result = led_by_headline(result)
     rows = _rows(systems, result)
     kinds = _extra_kinds([result])
     shown = marks([result], interval_label=interval_label)
@@ -76,6 +80,7 @@ def forest_plot(
 
 def comparison_plot(*, panels: list[Panel], title: str = "", interval_label: str = WALD) -> Figure:
     """Studies side by side (e.g. Experiment 1 and 2) on one shared x axis, one panel each, one legend."""
+    panels = [panel._replace(result=led_by_headline(panel.result)) for panel in panels]
     rows = [_rows(panel.systems, panel.result) for panel in panels]
     results = [panel.result for panel in panels]
     kinds = _extra_kinds(results)
@@ -94,6 +99,8 @@ def comparison_plot(*, panels: list[Panel], title: str = "", interval_label: str
 
 def marks(results: list[QuestionResult], *, interval_label: str = WALD) -> list[Mark]:
     """Every kind of mark the plot of these results draws, in the legend's order."""
+    results = [led_by_headline(result) for result in results]
+    interval_label = _main_label(results, interval_label)
     items = [item for result in results if result.fit for item in result.fit.items]
     shown = []
     if any(_has_interval(item) for item in items):
@@ -126,6 +133,16 @@ def marks_in_words(results: list[QuestionResult], *, interval_label: str = WALD)
     return f"{said[0].upper()}{said[1:]}."
 
 
+def _main_label(results: list[QuestionResult], interval_label: str) -> str:
+    """The main bar's name: the headline's when every result has one of the same kind, else as given."""
+    kinds = {(r.headline.interval, r.headline.label) for r in results if r.headline}
+    if interval_label != WALD or len(kinds) != 1 or any(r.headline is None for r in results):
+        return interval_label
+    (_kind, label), first = kinds.pop(), results[0].headline
+    df = first.df if first else None
+    return f"95% {label}" + (f" (t, {df} df)" if len(results) == 1 and df is not None else "")
+
+
 def _has_interval(item: ItemEstimate) -> bool:
     return (
         item.estimate is not None
@@ -142,12 +159,12 @@ def _extra_kinds(results: list[QuestionResult]) -> dict:
         for kind, interval in result.intervals.items():
             if any(low is not None for low in interval.ci_low):
                 kinds.setdefault(kind, interval)
-    order = list(INTERVAL_KINDS)
+    order = [WALD_KIND, *INTERVAL_KINDS]
     return dict(sorted(kinds.items(), key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order)))
 
 
 COLOUR_NAMES = {"#8a94a6": "grey", "#c2410c": "orange dashed", "#15803d": "green dotted", "#7c3aed": "purple",
-                "#b45309": "brown"}  # fmt: skip
+                "#b45309": "brown", "#0e7490": "teal dash-dotted"}  # fmt: skip
 
 
 def _style(kind: str, kinds: list[str]) -> dict:
@@ -209,7 +226,8 @@ def _draw(axes, rows: list[Row], kinds: dict, reference: str, title: str) -> Non
     for y, row in zip(positions, rows, strict=True):
         item = row.item
         if item.estimate is None:
-            axes.text(0, y, "no estimate", va="center", ha="center", fontsize=8, color="#a31515")
+            said = "not estimable here" if item.not_estimable else "no estimate"
+            axes.text(0, y, said, va="center", ha="center", fontsize=8, color="#a31515")
             continue
         for n, kind in enumerate(kinds):
             low, high = row.bounds.get(kind, (None, None))

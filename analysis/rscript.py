@@ -17,6 +17,7 @@ from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Study
 
 from .models import AnalysisRun
+from .results.headline import MAX_SE, MIN_VIGNETTES
 from .services.fitting import DEFAULT_PARAMETERS
 
 # Rows fetched per round trip when an export reads judgments (a server-side cursor on PostgreSQL).
@@ -89,16 +90,21 @@ def bradleyterry2_script(*, study: Study, run: AnalysisRun | None = None) -> str
         levels=", ".join(json.dumps(level) for level in levels),
         order_effect="TRUE" if order_effect else "FALSE",
         bias_reduced="TRUE" if bias_reduced else "FALSE",
+        min_vignettes=MIN_VIGNETTES,
+        max_se=MAX_SE,
     )
 
 
-# Written for R >= 3.5 with BradleyTerry2 (and brglm for br = TRUE); sandwich is optional.
+# Written for R >= 3.5 with BradleyTerry2 (brglm for br = TRUE) and sandwich.
 _SCRIPT = """# Refit MoralJudge study "{slug}" with BradleyTerry2 (Turner & Firth), {source}.
 # Model: {model}, log-abilities relative to {reference}, {order_note} the display-order effect
 # ("first": log-odds advantage of the answer shown first, BTm's home-advantage coding).
-# Reproduces the dashboard's estimate, se, z, p, Holm p and Wald interval per system and the order
-# effect; with the sandwich package also two-way cluster-robust SEs (participants and vignettes,
-# vcovCL HC0, t with min(clusters) - 1 df), as analysis.bradley_terry.cluster_robust.
+# Reproduces the dashboard's headline numbers per system: se, p, Holm p and 95% interval from the
+# participant x vignette cluster-robust covariance (sandwich::vcovCL, HC0, t with vignettes - 1 df) of the
+# maximum-likelihood fit, or, with fewer than {min_vignettes} vignettes or a two-way variance that is not
+# positive, from the participant-clustered one (t with participants - 1 df): column "interval" says which.
+# An SE above {max_se} (log-odds) is not estimable (NA). Also the estimate, the Wald se, p and interval
+# (wald_*, conditional on these answers) and the order effect.
 # Not reproduced: the bootstrap, split-half and style-controlled columns (resampling, covariates).
 # Data: {slug}-bradleyterry2.csv, one row per valid judgment. Output: {slug}-bradleyterry2-results.csv
 library(BradleyTerry2)
@@ -107,12 +113,12 @@ systems <- c({levels})
 reference <- {reference}
 order_effect <- {order_effect}  # the dashboard's estimates include the order effect
 bias_reduced <- {bias_reduced}  # BTm(..., br = TRUE), Firth's bias-reduced estimates
-clustered <- requireNamespace("sandwich", quietly = TRUE) && !bias_reduced
+min_vignettes <- {min_vignettes}; max_se <- {max_se}
 exact <- glm.control(epsilon = 1e-12, maxit = 100)  # converge fully: R's default stops near 1e-8
 
-refit <- function(dq, with_order) {{
+refit <- function(dq, with_order, br = bias_reduced) {{
   formula <- if (with_order) ~ system + first else ~ system
-  if (bias_reduced) {{
+  if (br) {{
     BTm(cbind(win1, win2), player1, player2, formula = formula, id = "system", refcat = reference,
         data = dq, br = TRUE, control.brglm = brglm::brglm.control(br.epsilon = 1e-12, br.maxit = 1000))
   }} else {{
@@ -121,39 +127,58 @@ refit <- function(dq, with_order) {{
   }}
 }}
 
+# The headline: two-way (participant x vignette) unless too few vignettes or a variance not positive.
+headline <- function(ml, dq, systems_rows) {{
+  V <- sandwich::vcovCL(ml, cluster = dq[, c("participant", "vignette")], type = "HC0")
+  G <- min(length(unique(dq$participant)), length(unique(dq$vignette)))
+  interval <- "two_way_robust"
+  if (length(unique(dq$vignette)) < min_vignettes || !all(diag(V)[systems_rows] > 0)) {{
+    V <- sandwich::vcovCL(ml, cluster = dq$participant, type = "HC0")
+    G <- length(unique(dq$participant)); interval <- "judge_robust"
+  }}
+  se <- suppressWarnings(sqrt(diag(V)))
+  se[!is.finite(se) | se > max_se | se <= 0] <- NA
+  list(se = se, df = G - 1, interval = interval, estimate = coef(ml))
+}}
+
 rows <- list()
 for (q in unique(d$question)) {{
   dq <- subset(d, question == q)
   dq$player1 <- data.frame(system = factor(dq$system1, levels = systems), first = as.numeric(dq$shown_first == dq$system1))
   dq$player2 <- data.frame(system = factor(dq$system2, levels = systems), first = as.numeric(dq$shown_first == dq$system2))
   fit <- refit(dq, order_effect)
+  ml <- if (bias_reduced) refit(dq, order_effect, br = FALSE) else fit
   ordered <- if (order_effect) fit else refit(dq, TRUE)
   cf <- coef(summary(fit))
   names_fit <- sub("^system", "", rownames(cf))
   term <- ifelse(names_fit == "first", "order effect", "system")
-  estimate <- cf[, 1]; se <- cf[, 2]; z <- cf[, 3]; p <- cf[, 4]
+  estimate <- cf[, 1]; wald_se <- cf[, 2]; wald_z <- cf[, 3]; wald_p <- cf[, 4]
+  h <- headline(ml, dq, which(term == "system"))
+  system <- term == "system"  # the order effect keeps its Wald numbers, as the dashboard shows it
+  centre <- ifelse(system, h$estimate[rownames(cf)], estimate)
+  se <- ifelse(system, h$se[rownames(cf)], wald_se)
+  z <- ifelse(system, centre / se, wald_z)
+  p <- ifelse(system, 2 * pt(-abs(z), df = h$df), wald_p)
   p_holm <- rep(NA_real_, length(p))
-  p_holm[term == "system"] <- p.adjust(p[term == "system"], "holm")
+  p_holm[system] <- p.adjust(p[system], "holm")
+  critical <- ifelse(system, qt(0.975, h$df), qnorm(0.975))
   out <- data.frame(question = q, term = term, name = names_fit, estimate = estimate, se = se, z = z, p = p,
-                    p_holm = p_holm, ci_low = estimate - qnorm(0.975) * se, ci_high = estimate + qnorm(0.975) * se,
-                    robust_se = NA, robust_p = NA, stringsAsFactors = FALSE)
+                    p_holm = p_holm, ci_low = centre - critical * se, ci_high = centre + critical * se,
+                    interval = ifelse(system, h$interval, "wald"), df = ifelse(system, h$df, NA),
+                    wald_se = wald_se, wald_z = wald_z, wald_p = wald_p,
+                    wald_ci_low = estimate - qnorm(0.975) * wald_se, wald_ci_high = estimate + qnorm(0.975) * wald_se,
+                    stringsAsFactors = FALSE)
   if (!order_effect) {{
     oe <- coef(summary(ordered))["first", ]
     out <- rbind(out, data.frame(question = q, term = "order effect", name = "first", estimate = oe[1], se = oe[2],
                                  z = oe[3], p = oe[4], p_holm = NA, ci_low = oe[1] - qnorm(0.975) * oe[2],
-                                 ci_high = oe[1] + qnorm(0.975) * oe[2], robust_se = NA, robust_p = NA))
-  }}
-  if (clustered) {{
-    V <- sandwich::vcovCL(fit, cluster = dq[, c("participant", "vignette")], type = "HC0")
-    G <- min(length(unique(dq$participant)), length(unique(dq$vignette)))
-    robust_se <- sqrt(diag(V))
-    out$robust_se[seq_along(robust_se)] <- robust_se
-    out$robust_p[seq_along(robust_se)] <- 2 * pt(-abs(coef(fit) / robust_se), df = G - 1)
+                                 ci_high = oe[1] + qnorm(0.975) * oe[2], interval = "wald", df = NA,
+                                 wald_se = oe[2], wald_z = oe[3], wald_p = oe[4], wald_ci_low = NA, wald_ci_high = NA))
   }}
   rownames(out) <- NULL
   cat("\\nQuestion:", q, "\\n")
   print(out[, -1], digits = 6)
-  print(BTabilities(fit))  # every system's ability and SE, the reference at 0
+  print(BTabilities(fit))  # every system's ability and Wald SE, the reference at 0
   rows[[q]] <- out
 }}
 write.csv(do.call(rbind, rows), "{slug}-bradleyterry2-results.csv", row.names = FALSE)

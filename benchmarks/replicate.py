@@ -228,6 +228,12 @@ def print_replications(question: str, names: list[str], truth: np.ndarray, refer
     return rows
 
 
+def _span(name: str, values: list[float]) -> str:
+    """The values as "Wald power 0.26" when they round the same, else as "Wald power 0.15 to 0.27"."""
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return f"{name} {low}" if low == high else f"{name} {low} to {high}"
+
+
 def _share(value: float) -> str:
     return "–" if np.isnan(value) else f"{value:.3f}"
 
@@ -250,11 +256,9 @@ def summarise(rows: list[dict], args) -> None:
     if nonzero:
         small = [r for r in nonzero if 0.10 <= abs(r["planted"]) <= 0.14]
         if small:
-            print(
-                f"effects of |{min(abs(r['planted']) for r in small):.2f}|-|{max(abs(r['planted']) for r in small):.2f}|: "
-                f"Wald power {min(r['power'] for r in small):.2f}-{max(r['power'] for r in small):.2f}, "
-                f"with Holm {min(r['power_holm'] for r in small):.2f}-{max(r['power_holm'] for r in small):.2f}"
-            )
+            print(f"{_span('effects of size', [abs(r['planted']) for r in small])}: "
+                  f"{_span('Wald power', [r['power'] for r in small])}, "
+                  f"{_span('with Holm', [r['power_holm'] for r in small])}")  # fmt: skip
     zero = [r for r in rows if r["planted"] == 0]
     if zero:
         print(

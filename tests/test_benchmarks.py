@@ -52,3 +52,20 @@ def test_judges_spread_over_two_web_processes_behind_nginx_fill_every_cell_exact
     assert served, out
     assert min(map(int, served.groups())) > 50  # nginx spread the judges over both processes
     assert "admin pages served" in out  # a sign-in on one process holds on the other
+
+
+def test_the_coverage_benchmark_prints_every_interval_kinds_coverage_at_a_tiny_size():
+    """benchmarks/coverage.py with one replication of one small cell (a few seconds)."""
+    tiny = ["--replications", "1", "--design", "small", "--answer-sd", "0.4", "--vignettes", "4"]
+    tiny += ["--inattentive", "0", "--bootstrap", "5"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "coverage.py"), *tiny], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if line.startswith("| design"))
+    for kind in ("wald", "bootstrap", "two_way_robust", "two_way_bootstrap", "judge_robust", "headline", "FWER Holm"):
+        assert kind in header
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| small"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[:4] == ["small", "0.4", "4", "0.0"]
+    assert re.fullmatch(r"[01]\.\d{3} \(3\)", cells[4])  # Wald: 3 systems against the reference, 1 study

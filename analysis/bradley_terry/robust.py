@@ -89,7 +89,7 @@ def cluster_robust(
     *,
     reference: int,
     judges: np.ndarray,
-    vignettes: np.ndarray,
+    vignettes: np.ndarray | None,
     counts: np.ndarray | None = None,
     first: np.ndarray | None = None,
     covariates: np.ndarray | None = None,
@@ -104,12 +104,15 @@ def cluster_robust(
 
     `judges` and `vignettes` label each comparison (a judge's id and the vignette it was on);
     the answer of item k on vignette v is (k, v). Pass `fitted`, the `fit()` of the same data,
-    to skip refitting.
+    to skip refitting. `vignettes=None` clusters on judges alone (`vcovCL(fit, cluster = ~ judge)`,
+    t with judges - 1 df): an interval for these very answers, over other judges.
     """
     if answers not in ANSWER_CLUSTERINGS:
         raise ValueError(f"answers must be one of {', '.join(ANSWER_CLUSTERINGS)}, not {answers!r}.")
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
-    judges, vignettes = _labels(judges, len(winners)), _labels(vignettes, len(winners))
+    judges = _labels(judges, len(winners))
+    if vignettes is not None:
+        vignettes = _labels(vignettes, len(winners))
     if fitted is None:
         fitted = fit(
             winners,
@@ -124,16 +127,20 @@ def cluster_robust(
     scores = score_contributions(fitted, winners, losers, counts=counts, first=first, covariates=covariates)
     a = np.minimum(winners, losers)
     b = np.maximum(winners, losers)
-    clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
-    if answers == "vignette":
+    if vignettes is None:
+        clusters = {"judge": _groups(judges)}
+        meat = multiway_meat(scores, [judges])
+    elif answers == "vignette":
+        clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
         meat = multiway_meat(scores, [judges, vignettes])
     else:
+        clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
         answer_a, answer_b = vignettes * n_items + a, vignettes * n_items + b
         meat = shared_answer_meat(scores, answer_a, answer_b, judges=judges)
         clusters["answer"] = _count(np.r_[answer_a, answer_b])
     assert fitted.covariance is not None  # every fit sets it
     covariance = sandwich(fitted.covariance, meat, n=len(winners), small_sample=small_sample)
-    df = min(clusters["judge"], clusters["vignette"]) - 1 if t_reference else None
+    df = min(clusters["judge"], clusters.get("vignette", clusters["judge"])) - 1 if t_reference else None
     return _robust_result(fitted, covariance, clusters, answers, df, level)
 
 

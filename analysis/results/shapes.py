@@ -1,4 +1,4 @@
-"""What a refit stores, as typed dataclasses: one RunResults per AnalysisRun (schema version 2).
+"""What a refit stores, as typed dataclasses: one RunResults per AnalysisRun (schema version 3).
 
 Fitting builds these, `stored()` turns them into the JSON the AnalysisRun keeps, and `read()` (in
 versions.py) builds them back, upgrading runs stored in an older shape first. Readers (exports, plots,
@@ -41,6 +41,12 @@ INTERVAL_KINDS = {
         "none where the two-way variance estimate is not positive, as can happen with few vignettes)",
         "judges and vignettes, robust",
     ),
+    "judge_robust": IntervalKind(
+        "Judge-robust CI",
+        "Judges, for these very answers: would other judges, rating these same answers, rank the systems the same "
+        "way? (cluster-robust over judges; t with judges − 1 df). It does not generalise to other vignettes.",
+        "judges, robust",
+    ),
     "two_way_bootstrap": IntervalKind(
         "Judge × answer bootstrap CI",
         "Judges and answers, by resampling: the same question as the robust interval, answered by resampling "
@@ -73,6 +79,34 @@ ALTERNATIVE_READINGS = {
 }
 
 
+# The headline interval: the one the tables lead with and p, Holm p and stars come from (docs/statistics.md).
+HEADLINE_KIND = "two_way_robust"  # generalises over judges and vignettes
+FALLBACK_KIND = "judge_robust"  # with too few vignettes: generalises over judges, for these answers
+WALD_READING = "conditional on these answers (each judgment independent)"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The interval a question's table leads with, per system in the systems' order, and why it is that one.
+
+    `interval` is an INTERVAL_KINDS key (the API's name for it); `why` says in words why the fallback leads ("" when the two-way
+    interval does); per system, `not_estimable` gives the reason its numbers are None ("" when they are not)."""
+
+    interval: str
+    label: str
+    answers: str
+    df: int | None
+    n_vignettes: int
+    n_judges: int
+    level: float
+    se: list[float | None]
+    p: list[float | None]
+    ci_low: list[float | None]
+    ci_high: list[float | None]
+    not_estimable: list[str]
+    why: str = ""
+
+
 @dataclass(frozen=True)
 class SystemAtFit:
     """A system as it was when the run was fitted (labels may change later)."""
@@ -95,6 +129,7 @@ class ItemEstimate:
     ci_high: float | None
     wins: int
     losses: int
+    not_estimable: str = ""  # why the numbers are None although the fit ran ("" when they are fine)
 
 
 @dataclass(frozen=True)
@@ -108,6 +143,7 @@ class EffectEstimate:
     p: float | None
     ci_low: float | None
     ci_high: float | None
+    not_estimable: str = ""  # why the numbers are None ("" when they are fine)
 
 
 @dataclass(frozen=True)
@@ -183,6 +219,7 @@ class QuestionResult:
     separation_reliability: float | None = None
     split_half_reliability: float | None = None
     by_vignette: list[VignetteFit] = field(default_factory=list)
+    headline: Headline | None = None  # None: stored before schema 3 (the table then leads with the Wald interval)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .headline import WALD_KIND, led_by_headline
 from .shapes import ALTERNATIVE_FITS, INTERVAL_KINDS, QuestionResult
 
 
@@ -21,6 +22,7 @@ class Alternative:
     se: float | None
     ci_low: float | None = None  # its Wald 95% interval (the reference's is [0, 0])
     ci_high: float | None = None
+    not_estimable: str = ""
 
 
 @dataclass(frozen=True)
@@ -34,12 +36,13 @@ class SystemRow:
     p: float | None
     p_holm: float | None
     stars: str
-    ci_low: float | None  # Wald
+    ci_low: float | None  # the headline interval's (the Wald one's for a run stored before it)
     ci_high: float | None
     intervals: list[Bounds]  # in interval_columns() order, (None, None) where the run has none
     alternatives: list[Alternative]  # in alternative_columns() order, None where that fit has no estimate
     wins: int
     losses: int
+    not_estimable: str = ""  # "not estimable here: <reason>" in place of the numbers
 
     def bounds(self, kind: str) -> Bounds:
         return next((b for b in self.intervals if b.kind == kind), Bounds(kind, None, None))
@@ -49,8 +52,11 @@ class SystemRow:
 
 
 def interval_columns(question: QuestionResult) -> list[tuple[str, str]]:
-    """(kind, heading) of every interval column: the kinds known today, then any other the run stored."""
-    kinds = dict.fromkeys([*INTERVAL_KINDS, *question.intervals])
+    """(kind, heading) of every interval column of the question as `led_by_headline` shows it: the Wald
+    interval, the kinds known today, then any other the run stored; never the headline's kind again."""
+    known = [kind for kind in INTERVAL_KINDS if not (question.headline and kind == question.headline.interval)]
+    wald = [WALD_KIND] if WALD_KIND in question.intervals else []
+    kinds = dict.fromkeys([*wald, *known, *question.intervals])
     return [
         (kind, question.intervals[kind].label if kind in question.intervals else INTERVAL_KINDS[kind].label)
         for kind in kinds
@@ -65,7 +71,8 @@ def alternative_columns(question: QuestionResult) -> list[tuple[str, str]]:
 
 
 def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[SystemRow]:
-    """The question's systems in the run's item order; none when it has no fit."""
+    """The question's systems in the run's item order, led by the headline interval; none when it has no fit."""
+    question = led_by_headline(question)
     if question.fit is None:
         return []
     columns = [kind for kind, _heading in interval_columns(question)]
@@ -101,10 +108,11 @@ def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[Sys
                 ],
                 wins=item.wins,
                 losses=item.losses,
+                not_estimable=item.not_estimable,
             )
         )
     return rows
 
 
 def _alternative(name: str, item) -> Alternative:
-    return Alternative(name, item.estimate, item.se, item.ci_low, item.ci_high)
+    return Alternative(name, item.estimate, item.se, item.ci_low, item.ci_high, item.not_estimable)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .shapes import ALTERNATIVE_FITS, INTERVAL_KINDS, Halo, QuestionResult, RunResults, SystemAtFit, build, stored
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 
 def run_fields(fitted: RunResults) -> dict:
@@ -82,4 +82,13 @@ def _from_1_to_2(document: dict) -> dict:
     return {**document, "results": results}
 
 
-UPGRADES: dict[int, Callable[[dict], dict]] = {1: _from_1_to_2}
+def _from_2_to_3(document: dict) -> dict:
+    """Version 2 (until December 2026) had no headline interval: its p, Holm p and stars are the Wald ones.
+
+    Nothing is recomputed: the run reads with `headline` None and the dashboard says the table leads with
+    the Wald interval, conditional on these answers, until the study is refitted."""
+    results = {key: {**old, "headline": None} for key, old in document["results"].items()}
+    return {**document, "results": results}
+
+
+UPGRADES: dict[int, Callable[[dict], dict]] = {1: _from_1_to_2, 2: _from_2_to_3}

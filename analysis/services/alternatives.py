@@ -36,10 +36,29 @@ def style_controlled(judged: Judged) -> AlternativeFit:
     label = ALTERNATIVE_FITS["style_controlled"]
     if not np.any(judged.style):
         return AlternativeFit(label=label, fit=None, problems=["No length differences to control for."])
+    if _collinear_with_systems(judged):
+        reason = (
+            "Not estimable here: the length differences are explained by which systems were compared (each system's "
+            "answers differ in length only by system), so length and system cannot be told apart."
+        )
+        return AlternativeFit(label=label, fit=None, problems=[reason])
     covariates = (judged.style / judged.parameters["style_per_words"])[:, None]
     return AlternativeFit(
         label=label, fit=fit_of(fit_judged(judged, first=judged.first_in_estimates(), covariates=covariates))
     )
+
+
+def _collinear_with_systems(judged: Judged) -> bool:
+    """Whether the length difference is (numerically) a combination of the system indicators: then the
+    style-controlled fit has no information to separate them and its SEs are artefacts."""
+    design = np.zeros((len(judged.winners), judged.n_items))
+    rows = np.arange(len(judged.winners))
+    design[rows, judged.winners] += 1.0
+    design[rows, judged.losers] -= 1.0
+    style = np.asarray(judged.style, float)
+    fitted, *_ = np.linalg.lstsq(design, style, rcond=None)
+    residual = style - design @ fitted
+    return bool(np.linalg.norm(residual) <= 1e-8 * max(float(np.linalg.norm(style)), 1.0))
 
 
 def _bias_reduced(judged: Judged) -> AlternativeFit:

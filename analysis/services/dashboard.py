@@ -13,11 +13,13 @@ from ..results import (
     INTERVAL_KINDS,
     EffectEstimate,
     Halo,
+    Headline,
     QuestionResult,
     RunResults,
     SystemAtFit,
     VignetteFit,
 )
+from ..results.headline import headline_in_words, led_by_headline
 from ..results.tables import SystemRow, alternative_columns, interval_columns, system_rows
 from .refits import RefitOutcome, RefitRequest
 
@@ -68,6 +70,8 @@ class QuestionSection:
     bias_reduced_changes: list[EstimateChange] = field(default_factory=list)
     other: QuestionSection | None = None  # the same question in the study shown beside, if it has it
     marks_beside: str = ""  # the marks of the side-by-side plot (both studies' intervals)
+    headline: Headline | None = None  # None: a run stored before the headline interval (it leads with Wald)
+    headline_words: str = ""  # "Judge × answer robust CI, t with 11 df (12 vignettes, 400 judges)"
 
 
 @dataclass(frozen=True)
@@ -127,8 +131,9 @@ def _section(question: QuestionResult, *, labels: dict[str, str], label: str) ->
     styled_fit = styled.fit if styled else None
     rows = system_rows(question, labels=labels)
     columns = []
-    for kind, heading in interval_columns(question):
-        stored = question.intervals.get(kind)
+    shown = led_by_headline(question)
+    for kind, heading in interval_columns(shown):
+        stored = shown.intervals.get(kind)
         # Known kinds are explained in today's words; a kind this code no longer knows, in its own.
         answers = INTERVAL_KINDS[kind].answers if kind in INTERVAL_KINDS else stored.answers
         columns.append(IntervalColumn(kind, heading, answers))
@@ -155,6 +160,8 @@ def _section(question: QuestionResult, *, labels: dict[str, str], label: str) ->
         marks=plots.marks_in_words([question]),
         bias_reduced="maximum_likelihood" in question.alternative_fits,
         bias_reduced_changes=_bias_reduced_changes(question, labels=labels),
+        headline=question.headline,
+        headline_words=headline_in_words(question.headline) if question.headline else "",
     )
 
 

@@ -12,7 +12,8 @@ import statistics
 import numpy as np
 
 from .. import bradley_terry as bt
-from ..results import Halo, Interval, QuestionResult, VignetteFit
+from ..results import Halo, Headline, Interval, QuestionResult, VignetteFit
+from ..results.headline import choose_headline, degenerate
 from .alternatives import reported_fit, style_controlled
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
@@ -60,6 +61,9 @@ def fit_question(
     plain = fit_judged(judged, first=judged.first_in_estimates())
     main, alternatives, problems = reported_fit(judged, plain=plain)
     intervals = _intervals(judged, plain=plain, rng=rng)
+    headline = _headline(judged, plain=plain, intervals=intervals)
+    # p, Holm p and stars are the headline's; the Wald ones (conditional on these answers) stay in `fit`.
+    tested = main.p if headline is None else np.array([np.nan if p is None else p for p in headline.p])
     ordered = fit_judged(judged, first=judged.first)
     return QuestionResult(
         question=data.key,
@@ -69,8 +73,8 @@ def fit_question(
         fit=fit_of(main),
         problems=[*problems, *main.problems],
         n_participants=len(np.unique(judged.clusters)),
-        holm_p=json_safe(bt.holm(main.p)),
-        stars=[stars(p) for p in main.p],
+        holm_p=json_safe(bt.holm(tested)),
+        stars=[stars(p) for p in tested],
         intervals=intervals,
         order_effect=effect_of(ordered.order_effect),
         alternative_fits={"style_controlled": style_controlled(judged), **alternatives},
@@ -78,6 +82,17 @@ def fit_question(
         separation_reliability=json_safe(guarded(bt.separation_reliability, main)) if main.converged else None,
         split_half_reliability=json_safe(_split_half(judged, rng=rng)),
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
+        headline=headline,
+    )
+
+
+def _headline(judged: Judged, *, plain: bt.BTResult, intervals: dict[str, Interval]) -> Headline | None:
+    return choose_headline(
+        estimates=json_safe(plain.estimates),
+        reference=judged.reference,
+        intervals=intervals,
+        n_vignettes=len(np.unique(judged.vignettes)),
+        n_judges=len(np.unique(judged.clusters)),
     )
 
 
@@ -127,19 +142,31 @@ def _by_vignette(judged: Judged, *, vignette_keys: dict[int, str]) -> list[Vigne
             reference=judged.reference,
             item_names=judged.names,
         )
+        estimates, se, problems = _worth_printing(result, judged)
         breakdown.append(
             VignetteFit(
                 vignette_id=int(vignette),
                 vignette=vignette_keys.get(int(vignette), str(int(vignette))),
                 n_judgments=int(rows.sum()),
-                estimates=json_safe(result.estimates),
-                se=json_safe(result.se),
+                estimates=estimates,
+                se=se,
                 wins=[round(float(w)) for w in result.wins],
                 losses=[round(float(w)) for w in result.losses],
-                problems=list(result.problems),
+                problems=[*result.problems, *problems],
             )
         )
     return breakdown
+
+
+def _worth_printing(result: bt.BTResult, judged: Judged) -> tuple[list, list, list[str]]:
+    """A vignette's estimates and SEs, None where the SE is too large to say anything, with the reason."""
+    estimates, se, problems = json_safe(result.estimates), json_safe(result.se), []
+    for k, name in enumerate(judged.names):
+        reason = "" if estimates[k] is None else degenerate(estimates[k], se[k], reference=k == judged.reference)
+        if reason:
+            estimates[k] = se[k] = None
+            problems.append(f"{name}: not estimable here: {reason}.")
+    return estimates, se, problems
 
 
 def halo_correlations(questions: list[QuestionResult]) -> Halo:

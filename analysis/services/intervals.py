@@ -51,6 +51,27 @@ def _two_way_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generat
     )
 
 
+def _judge_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
+    """The judge-clustered sandwich (vcovCL(fit, cluster = ~ judge)), t with judges - 1 df: for these answers."""
+    if len(np.unique(judged.clusters)) < 2:
+        return None
+    result = guarded(
+        bt.cluster_robust,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=None,
+        first=judged.first_in_estimates(),
+        item_names=judged.names,
+        fitted=main,
+    )
+    if result is None:
+        return None
+    return interval_of("judge_robust", result, details={"df": result.df, "n_judge": result.clusters["judge"]})
+
+
 def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
     """Judge x vignette bootstrap (inclusion-exclusion, as R's vcovBS), on a generator of its own."""
     n_boot = judged.parameters["bootstrap"]
@@ -84,5 +105,6 @@ def _two_way_possible(judged: Judged) -> bool:
 INTERVALS: dict[str, Callable[..., Interval | None]] = {
     "bootstrap": _participant_bootstrap,
     "two_way_robust": _two_way_robust,
+    "judge_robust": _judge_robust,
     "two_way_bootstrap": _two_way_bootstrap,
 }

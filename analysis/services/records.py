@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import bradley_terry as bt
 from ..results import INTERVAL_KINDS, EffectEstimate, Fit, Interval, ItemEstimate
+from ..results.headline import MAX_SE, degenerate
 
 
 def json_safe(value):
@@ -45,15 +46,7 @@ def fit_of(result: bt.BTResult) -> Fit:
         null_deviance=json_safe(result.null_deviance),
         converged=bool(result.converged),
         iterations=int(result.iterations),
-        items=[
-            ItemEstimate(
-                result.item_names[k],
-                *(json_safe(float(values[k])) for values in numbers),
-                wins=round(float(result.wins[k])),
-                losses=round(float(result.losses[k])),
-            )
-            for k in range(len(result.item_names))
-        ],
+        items=[_item(result, k, numbers) for k in range(len(result.item_names))],
         order_effect=effect_of(result.order_effect),
         covariate_effects=(
             None if result.covariate_effects is None else [effect_of(e) for e in result.covariate_effects]
@@ -62,21 +55,51 @@ def fit_of(result: bt.BTResult) -> Fit:
     )
 
 
+def _item(result: bt.BTResult, k: int, numbers) -> ItemEstimate:
+    name = result.item_names[k]
+    *shown, reason = _worth_printing(
+        [json_safe(float(values[k])) for values in numbers], reference=name == result.reference
+    )
+    wins, losses = round(float(result.wins[k])), round(float(result.losses[k]))
+    return ItemEstimate(name, **_numbers(shown), wins=wins, losses=losses, not_estimable=reason)
+
+
 def effect_of(effect: bt.Effect | None) -> EffectEstimate | None:
     if effect is None:
         return None
     numbers = (effect.estimate, effect.se, effect.z, effect.p, effect.ci_low, effect.ci_high)
-    return EffectEstimate(effect.name, *(json_safe(float(value)) for value in numbers))
+    *shown, reason = _worth_printing([json_safe(float(value)) for value in numbers])
+    return EffectEstimate(effect.name, **_numbers(shown), not_estimable=reason)
+
+
+def _numbers(shown: list) -> dict[str, float | None]:
+    return dict(zip(("estimate", "se", "z", "p", "ci_low", "ci_high"), shown, strict=True))
+
+
+def _worth_printing(numbers: list, *, reference: bool = False) -> list:
+    """(estimate, se, z, p, ci_low, ci_high, not_estimable): all None with the reason when the SE is huge or zero.
+
+    An infinite estimate (a system that never wins) stays None without a reason: the fit's problems say why."""
+    estimate, se = numbers[0], numbers[1]
+    reason = "" if estimate is None else degenerate(estimate, se, reference=reference)
+    return [None] * 6 + [f"not estimable here: {reason}"] if reason else [*numbers, ""]
 
 
 def interval_of(kind: str, result, *, details: dict) -> Interval:
+    """What a run stores of one interval kind. Bounds that say nothing are None: an SE above MAX_SE (log-odds), or
+    a zero-width interval away from 0 (a variance clipped to 0); the reference's [0, 0] stays."""
     described = INTERVAL_KINDS[kind]
+    se, low, high = json_safe(result.se), json_safe(result.ci_low), json_safe(result.ci_high)
+    empty = [
+        s is not None and (s > MAX_SE or (s <= 1e-12 and not lo == hi == 0.0))
+        for s, lo, hi in zip(se, low, high, strict=True)
+    ]
     return Interval(
         label=described.label,
         answers=described.answers,
         level=float(result.level),
-        ci_low=json_safe(result.ci_low),
-        ci_high=json_safe(result.ci_high),
-        se=json_safe(result.se),
+        ci_low=[None if e else v for e, v in zip(empty, low, strict=True)],
+        ci_high=[None if e else v for e, v in zip(empty, high, strict=True)],
+        se=[None if e else v for e, v in zip(empty, se, strict=True)],
         details=json_safe(details),
     )

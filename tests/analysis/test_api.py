@@ -116,6 +116,11 @@ def test_latest_results_are_the_newest_finished_run(api, fitted):
     assert body["id"] == second.pk
     assert body["data_hash"] == first.data_hash
     assert body["results"]["features"]["fit"]["reference"] == "alpha"
+    # Each question names the interval its se, p, Holm p and stars come from, with its df.
+    headline = body["results"]["features"]["headline"]
+    assert headline["interval"] in ("two_way_robust", "judge_robust")
+    assert headline["df"] == (2 if headline["interval"] == "two_way_robust" else headline["n_judges"] - 1)
+    assert headline["se"][0] == 0.0  # the reference
     assert api.get(f"/api/studies/judged/results/?run={first.pk}").json()["id"] == first.pk
     assert api.get("/api/studies/judged/results/?run=999999").status_code == 404
 

@@ -28,10 +28,12 @@ def test_the_forest_plot_has_a_legend_for_the_estimate_every_interval_drawn_and_
     figure = plots.forest_plot(
         systems=fitted_results.systems, result=fitted_results.question("features"), title="Features"
     )
+    # The main bar is the headline (here the two-way interval); the Wald interval is a thin bar of its own.
     assert legend_texts(figure) == [
-        "Estimate and 95% Wald CI (each judgment independent)",
+        "Estimate and 95% Judge × answer robust CI (t, 2 df)",
+        "95% Wald CI (conditional on these answers)",
         "95% Bootstrap CI (judges resampled)",
-        "95% Judge × answer robust CI (judges and vignettes, robust)",
+        "95% Judge-robust CI (judges, robust)",
         "95% Judge × answer bootstrap CI (judges and vignettes resampled)",
         "Reference system (0 by definition)",
         "0: as good as the reference",
@@ -47,7 +49,7 @@ def test_a_run_without_extra_intervals_has_no_legend_entry_for_them(fitted):
     _study, run = fitted
     fitted_results = run.read_results()
     question = fitted_results.question("features")
-    bare = type(question)(**{**question.__dict__, "intervals": {}})
+    bare = type(question)(**{**question.__dict__, "intervals": {}, "headline": None})  # as stored before schema 3
     figure = plots.forest_plot(systems=fitted_results.systems, result=bare, title="Features")
     assert legend_texts(figure) == [
         "Estimate and 95% Wald CI (each judgment independent)",
@@ -79,8 +81,9 @@ def test_side_by_side_plots_name_the_question_once_each_study_per_panel_and_shar
 def test_the_dashboard_describes_each_plots_marks_in_its_alt_text(staff_client, fitted):
     page = staff_client.get("/dashboard/judged/").content.decode()
     assert (
-        'alt="Forest plot of Additional information for Study judged. Blue dot and bar: estimate and 95% Wald CI '
-        "(each judgment independent); thin grey bar: 95% Bootstrap CI (judges resampled);"
+        'alt="Forest plot of Additional information for Study judged. Blue dot and bar: estimate and 95% Judge × '
+        "answer robust CI (t, 2 df); thin brown bar: 95% Wald CI (conditional on these answers); thin grey bar: 95% "
+        "Bootstrap CI (judges resampled);"
     ) in page
     assert "black diamond: reference system (0 by definition); dotted line: 0: as good as the reference." in page
 
@@ -119,7 +122,7 @@ def test_with_the_bias_reduced_setting_the_legend_says_the_dots_are_firths_estim
     figure = plots.forest_plot(
         systems=fitted_results.systems, result=fitted_results.question("features"), title="Features"
     )
-    assert legend_texts(figure)[0] == "Bias-reduced (Firth) estimate and 95% Wald CI (each judgment independent)"
+    assert legend_texts(figure)[0].startswith("Bias-reduced (Firth) estimate and 95% Judge")  # the headline's
     page = staff_client.get("/dashboard/sep/").content.decode()
-    assert "Blue dot and bar: bias-reduced (Firth) estimate and 95% Wald CI" in page
+    assert "Blue dot and bar: bias-reduced (Firth) estimate and 95% Judge" in page
     assert "<li>Maximum likelihood: The ordinary Bradley–Terry fit, beside the bias-reduced estimates" in page

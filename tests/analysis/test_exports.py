@@ -25,7 +25,7 @@ JUDGMENT_HEADER = [
 ]  # fmt: skip
 RESULT_HEADER = [
     "question", "system", "label", "estimate", "se", "z", "p", "p_holm", "stars", "ci_low", "ci_high",
-    "boot_ci_low", "boot_ci_high", "style_estimate", "style_se", "wins", "losses",
+    "interval", "df", "not_estimable", "wald_ci_low", "wald_ci_high", "boot_ci_low", "boot_ci_high", "style_estimate", "style_se", "wins", "losses",
 ]  # fmt: skip
 BT2_HEADER = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
 DEMOGRAPHIC_HEADER = ["variable", "value", "n", "percent"]
@@ -80,6 +80,11 @@ def test_results_csv_has_a_row_per_question_and_system_with_stars(run):
     assert float(beta["estimate"]) == pytest.approx(fit["estimate"])
     assert beta["label"] == "Beta"
     assert beta["stars"] in {"", "*", "**", "***"}
+    # se, p and the interval are the headline's, which the row names; the Wald interval is beside them.
+    headline = run.results["features"]["headline"]
+    assert (beta["interval"], int(beta["df"])) == (headline["interval"], headline["df"])
+    assert float(beta["ci_low"]) == pytest.approx(headline["ci_low"][1])
+    assert float(beta["wald_ci_low"]) == pytest.approx(fit["ci_low"])
     reference = next(row for row in table if row["question"] == "features" and row["system"] == "alpha")
     assert reference["estimate"] == "0.0"
     assert reference["p"] == ""

@@ -4,6 +4,7 @@ import json
 from io import StringIO
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from numpy.testing import assert_allclose
@@ -165,3 +166,74 @@ def test_power_command_refuses_reported_only_options_for_best_vs_worst_and_bad_a
 def test_power_command_rejects_an_impossible_design():
     with pytest.raises(CommandError, match="two systems"):
         run("power", "--systems", "1", "--vignettes", "12", "--repetitions", "8", "--gap", "0.4")
+
+
+def judged_file(tmp_path, *, vignettes=8, seed=4) -> tuple[Path, object]:
+    """Simulated judgments as a fit_bt CSV: winner, loser, first, judge and vignette per row."""
+    from analysis import bradley_terry as bt
+
+    names = ["ref", "b", "c", "d"]
+    data = bt.simulate_judgments(
+        np.array([0.0, 0.4, -0.2, 0.3]), vignettes=vignettes, repetitions=6, rng=np.random.default_rng(seed),
+        answer_sd=0.5,
+    )  # fmt: skip
+    path = tmp_path / "judged.csv"
+    lines = ["winner,loser,first,judge,vignette"]
+    lines += [
+        f"{names[w]},{names[lo]},{names[f]},j{j},v{v}"
+        for w, lo, f, j, v in zip(data.winners, data.losers, data.first, data.judges, data.vignettes, strict=True)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path, data
+
+
+def test_cluster_judge_and_vignette_puts_the_two_way_interval_in_every_items_numbers(tmp_path):
+    path, data = judged_file(tmp_path)
+    plain = json.loads(run("fit_bt", str(path), "--reference", "ref", "--json"))
+    result = json.loads(
+        run("fit_bt", str(path), "--reference", "ref", "--cluster", "judge", "--cluster", "vignette", "--json")
+    )
+    assert result["interval"] == "cluster-robust (judge × vignette)"
+    assert result["df"] == 8 - 1  # the fewer clusters (vignettes) - 1
+    assert result["clusters"] == {"judge": len(np.unique(data.judges)), "vignette": 8}
+    b, plain_b = result["items"][1], plain["items"][1]
+    assert b["estimate"] == plain_b["estimate"]  # the same fit, other standard errors
+    assert b["se"] != plain_b["se"]
+    assert b["ci_low"] < b["estimate"] < b["ci_high"]
+    assert "interval" not in plain  # without --cluster: the Wald numbers, as before
+
+
+def test_a_cluster_column_the_file_lacks_is_a_clear_command_error(tmp_path):
+    path, _ = judged_file(tmp_path)
+    with pytest.raises(CommandError, match="no column 'rater' to cluster on"):
+        run("fit_bt", str(path), "--reference", "ref", "--cluster", "rater")
+    with pytest.raises(CommandError, match="one or two different columns"):
+        run("fit_bt", str(path), "--reference", "ref", "--cluster", "judge", "--cluster", "judge")
+
+
+@pytest.mark.r
+def test_the_clustered_numbers_equal_rs_vcovcl_over_judge_and_vignette(tmp_path):
+    from .rscript import run_r
+
+    path, _ = judged_file(tmp_path, seed=9)
+    ours = json.loads(
+        run("fit_bt", str(path), "--reference", "ref", "--cluster", "judge", "--cluster", "vignette", "--json")
+    )
+    script = """
+library(BradleyTerry2); library(sandwich)
+d <- read.csv("judged.csv")
+lv <- c("b", "c", "d", "ref")
+d$p1 <- data.frame(item = factor(d$winner, levels = lv)); d$p2 <- data.frame(item = factor(d$loser, levels = lv))
+d$y <- 1
+fit <- BTm(y, p1, p2, formula = ~ item, id = "item", refcat = "ref", data = d, control = glm.control(epsilon = 1e-12))
+V <- vcovCL(fit, cluster = d[, c("judge", "vignette")], type = "HC0")
+se <- sqrt(diag(V)); G <- min(length(unique(d$judge)), length(unique(d$vignette)))
+p <- 2 * pt(-abs(coef(fit) / se), df = G - 1)
+write.csv(data.frame(name = sub("^item", "", names(coef(fit))), se = se, p = p,
+                     low = coef(fit) - qt(0.975, G - 1) * se), "out_r.csv", row.names = FALSE)
+"""
+    (tmp_path / "script.R").write_text(script)
+    r = run_r(script, {}, tmp_path)["r"]
+    for k, name in enumerate(r["name"]):
+        item = next(i for i in ours["items"] if i["item"] == name)
+        assert_allclose([item["se"], item["p"], item["ci_low"]], [r["se"][k], r["p"][k], r["low"][k]], rtol=1e-6)

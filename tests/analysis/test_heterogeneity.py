@@ -82,3 +82,13 @@ def test_a_vignette_with_an_item_that_never_wins_leaves_only_the_likelihood_rati
     assert result.systems[3].n_vignettes == 5
     assert np.isfinite(result.systems[3].q)
     assert result.as_dict()["lr"] is None
+
+
+def test_each_systems_q_test_is_holm_adjusted_across_the_systems():
+    result = heterogeneity(judged(answer_sd=0.0, seed=5))
+    p = np.array([s.p for s in result.systems])
+    assert_allclose([s.p_holm for s in result.systems], bt.holm(p))
+    assert all(s.p_holm >= s.p for s in result.systems)
+    # Under the null (answers do not vary) flagging "any system" at 0.05 now errs at most 5% of the time:
+    # the smallest adjusted p is the Bonferroni bound m x min p, or 1.
+    assert min(s.p_holm for s in result.systems) == pytest.approx(min(1.0, len(p) * p.min()))

@@ -13,7 +13,7 @@ def test_a_refit_stores_judge_and_answer_intervals_beside_the_judge_bootstrap(db
     study = make_judged_study(participants=40, seed=5)
     question = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST).read_results()
     features = question.question("features")
-    assert set(features.intervals) == {"bootstrap", "two_way_robust", "two_way_bootstrap"}
+    assert set(features.intervals) == {"bootstrap", "two_way_robust", "judge_robust", "two_way_bootstrap"}
     robust = features.intervals["two_way_robust"]
     assert robust.details["df"] == 2
     assert robust.details["n_vignette"] == 3
@@ -44,7 +44,16 @@ def test_the_dashboard_says_which_interval_answers_which_question(staff_client, 
     for heading in ("Bootstrap CI", "Judge × answer robust CI", "Judge × answer bootstrap CI", "Bias-reduced (Firth)"):
         assert f'<th scope="col">{heading}</th>' in page
     assert "Which interval answers which question" in page
-    assert "<li>95% CI (Wald): treats every judgment as independent, so it is the narrowest" in page
+    # The two-way interval leads (t with vignettes - 1 df); where its variance is not positive (here on one
+    # question) the judge-robust one leads, saying why; the Wald one is a column conditional on these answers.
+    assert (
+        "SE, p, Holm p, stars and 95% CI: <strong>Judge × answer robust CI, t with 2 df (3 vignettes, 40 judges)"
+        in page
+    )
+    assert "<strong>Judge-robust CI, t with 39 df (3 vignettes, 40 judges)" in page
+    assert "The judge × vignette variance is not positive here" in page
+    assert '<th scope="col">Wald CI (conditional on these answers)</th>' in page
+    assert '<th scope="col">Judge-robust CI</th>' in page  # beside the two-way headline
     assert "Bootstrap CI: Judges: would another sample of judges" in page
     assert "Judge × answer robust CI: Judges and answers: would other judges" in page
 

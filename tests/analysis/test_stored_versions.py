@@ -154,7 +154,7 @@ def old_run(db):
 def test_runs_stored_before_the_schema_version_are_version_1(old_run):
     old_run.refresh_from_db()
     assert old_run.schema_version == 1
-    assert CURRENT_VERSION == 2
+    assert CURRENT_VERSION == 3
 
 
 def test_a_version_1_run_reads_as_todays_shape(old_run):
@@ -180,6 +180,8 @@ def test_the_dashboard_shows_a_version_1_run(client, researcher, old_run):
     assert '<th scope="row">Beta model</th>' in page
     assert "[0.30, 1.35]" in page  # the bootstrap interval of beta
     assert "[0.32, 1.30]" in page  # its Wald interval
+    # Stored before the headline interval: it leads with the Wald numbers and says so.
+    assert "This run was stored before the headline interval: SE, p, Holm p, stars and 95% CI are the Wald" in page
     assert "0.031 (SE 0.050, p 0.5350)" in page  # the style effect
     assert "No valid judgments on this question yet." in page
     assert "No length differences to control for." in page
@@ -208,6 +210,8 @@ def test_the_exports_and_the_api_read_a_version_1_run(client, researcher, old_ru
     body = api.get(f"/api/studies/old/results/?run={old_run.pk}").json()
     assert body["schema_version"] == CURRENT_VERSION
     assert body["results"] == document["results"]
+    assert body["results"]["features"]["headline"] is None  # no headline was chosen for it
+    assert (beta["interval"], beta["df"]) == ("wald", "")
 
 
 def test_a_renamed_key_fails_loudly_instead_of_showing_blanks():

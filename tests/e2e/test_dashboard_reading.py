@@ -48,9 +48,10 @@ def test_each_plot_loads_under_its_questions_label_with_alt_text_naming_every_ma
     alt = plots.nth(4).get_attribute("alt")
     assert alt.startswith("Forest plot of Additional information for Study judged. ")
     for mark in (
-        "Blue dot and bar: estimate and 95% Wald CI (each judgment independent)",
+        "Blue dot and bar: estimate and 95% Judge × answer robust CI (t, ",  # the headline: the main bar
+        "thin brown bar: 95% Wald CI (conditional on these answers)",
         "thin grey bar: 95% Bootstrap CI (judges resampled)",
-        "thin orange dashed bar: 95% Judge × answer robust CI",
+        "thin green dotted bar: 95% Judge × answer bootstrap CI",
         "black diamond: reference system (0 by definition)",
         "dotted line: 0: as good as the reference",
     ):

@@ -1,4 +1,10 @@
-"""`manage.py fit_bt FILE.csv --reference ITEM [--order-effect] [--order-column NAME] [--bias-reduced] [--json]`."""
+"""`manage.py fit_bt FILE.csv --reference ITEM [--order-effect] [--order-column NAME] [--bias-reduced]
+[--cluster COLUMN ...] [--json]`.
+
+With `--cluster judge --cluster vignette` each item's se, p and interval are the cluster-robust ones over
+those columns (R's `sandwich::vcovCL(fit, cluster = ~ judge + vignette)`, t with the fewer clusters - 1
+df), the dashboard's headline interval; `interval` and `df` say which interval the numbers are.
+"""
 
 import json
 
@@ -6,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analysis import bradley_terry
 from analysis.comparison_files import ComparisonFileError, read_comparisons
+from analysis.services.clustered_fit import Clustered, clustered
 
 
 class Command(BaseCommand):
@@ -31,12 +38,27 @@ class Command(BaseCommand):
             action="store_true",
             help="Firth's bias-reduced estimates, as BTm(..., br = TRUE): finite even for an item that never wins",
         )
+        parser.add_argument(
+            "--cluster",
+            action="append",
+            default=[],
+            metavar="COLUMN",
+            help="cluster-robust se, p and interval over this column (repeat for two-way, e.g. --cluster judge "
+            "--cluster vignette; t with the fewer clusters - 1 df)",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
         column = options["order_column"]
+        clusters = tuple(options["cluster"])
+        if len(clusters) > 2 or len(set(clusters)) != len(clusters):
+            raise CommandError(
+                "--cluster takes one or two different columns (e.g. --cluster judge --cluster vignette)."
+            )
+        if clusters and options["bias_reduced"]:
+            raise CommandError("--cluster is computed around the maximum-likelihood fit: leave out --bias-reduced.")
         try:
-            data = read_comparisons(options["file"], first_column=column)
+            data = read_comparisons(options["file"], first_column=column, cluster_columns=clusters)
             reference = data.index_of(options["reference"])
         except ComparisonFileError as exc:
             raise CommandError(str(exc)) from exc
@@ -55,16 +77,21 @@ class Command(BaseCommand):
             item_names=data.item_names,
             bias_reduced=options["bias_reduced"],
         )
+        robust = clustered(result, data, clusters, first=data.first if options["order_effect"] else None)
         if options["json"]:
-            self.stdout.write(json.dumps(_summary(result), allow_nan=False))
+            self.stdout.write(json.dumps(_summary(result, robust), allow_nan=False))
         else:
-            self.stdout.write(format_table(result))
+            self.stdout.write(format_table(robust.fit if robust else result))
+            if robust is not None:
+                self.stdout.write(f"se, p and 95% CI: {robust.interval}, t with {robust.df} df")
 
 
-def _summary(result: bradley_terry.BTResult) -> dict:
+def _summary(result: bradley_terry.BTResult, robust: Clustered | None) -> dict:
     keys = ("reference", "n_comparisons", "log_likelihood", "converged", "items", "order_effect", "problems")
-    full = result.as_dict()
+    full = (robust.fit if robust else result).as_dict()
     summary = {key: full[key] for key in keys}
+    if robust is not None:
+        summary |= {"interval": robust.interval, "df": robust.df, "clusters": robust.clusters}
     if result.bias_reduced:
         summary |= {"bias_reduced": True, "unlinked": [effect.as_dict() for effect in result.unlinked]}
     return summary
