@@ -1,0 +1,114 @@
+"""Authenticity of written answers: the page's signals are checked and stored, and rated by the documented rule."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from surveys.models import Answer
+from surveys.services.authenticity import MAX_SIGNALS_BYTES, parse_signals, rate
+from tests.surveys.test_respondents import answer_post, answering_study, consented, entry, page
+
+PAGE = {"hidden": 0, "hidden_ms": 0, "blurred": 0, "blurred_ms": 0, "first_key_to_submit_ms": 90000}
+
+
+def field(keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0) -> dict:
+    return {
+        "keys": keys,
+        "pastes": pastes,
+        "pasted_chars": pasted_chars,
+        "focus_ms": focus_ms,
+        "pasted_after_away": pasted_after_away,
+    }
+
+
+def signals(fields: dict, page_counts: dict | None = None) -> str:
+    return json.dumps({"v": 1, "fields": fields, "page": page_counts or PAGE})
+
+
+TEXT = "x" * 200
+
+
+def rated(fields: dict, page_counts: dict | None = None, texts: dict | None = None) -> str:
+    return rate(parse_signals(signals(fields, page_counts), texts=texts or {"action": TEXT}))
+
+
+def test_a_typed_answer_is_high():
+    assert rated({"action": field(keys=230)}) == "high"
+
+
+def test_an_answer_pasted_in_one_go_is_low():
+    assert rated({"action": field(keys=2, pastes=1, pasted_chars=200)}) == "low"
+
+
+def test_text_the_keystrokes_cannot_explain_is_low_even_without_a_paste_event():
+    assert rated({"action": field(keys=40)}) == "low"
+
+
+def test_one_short_pasted_phrase_in_a_typed_answer_stays_high():
+    assert rated({"action": field(keys=180, pastes=1, pasted_chars=20)}) == "high"
+
+
+def test_a_sizeable_paste_or_a_paste_right_after_leaving_the_page_is_mixed():
+    assert rated({"action": field(keys=150, pastes=1, pasted_chars=60)}) == "mixed"
+    away = {**PAGE, "hidden": 1, "hidden_ms": 40000}
+    assert rated({"action": field(keys=190, pastes=1, pasted_chars=55, pasted_after_away=55)}, away) == "mixed"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "not json",
+        "[]",
+        json.dumps({"v": 2, "fields": {}, "page": PAGE}),
+        signals({"action": field(keys=-1)}),
+        signals({"action": {**field(), "keys": "many"}}),
+        signals({"action": {**field(), "typed_text": 3}}),
+        signals({"password": field()}),
+        signals({"action": field()}, {**PAGE, "hidden_ms": 1e12}),
+        signals({"action": field()}, {"hidden": 1}) + " " * MAX_SIGNALS_BYTES,
+    ],
+)
+def test_missing_or_malformed_signals_are_unknown_never_low(raw):
+    assert parse_signals(raw, texts={"action": TEXT}) is None
+    assert rate(None) == "unknown"
+
+
+def test_the_server_adds_each_fields_final_length_and_leaves_out_empty_fields():
+    checked = parse_signals(
+        signals({"action": field(keys=12)}), texts={"action": "Tell the truth", "additional_information": ""}
+    )
+    assert checked["fields"] == {"action": field(keys=12) | {"chars": 14}}
+
+
+@pytest.mark.django_db
+def test_a_page_sent_without_javascript_stores_the_answer_with_unknown_signals(client):
+    study = answering_study(m=1)
+    consented(client, study)
+    assert client.post(page(study, 1), answer_post()).status_code == 302
+    answer = Answer.objects.get(origin=Answer.Origin.RESPONDENT)
+    assert answer.writing_signals is None
+    assert answer.authenticity == "unknown"
+
+
+@pytest.mark.django_db
+def test_a_page_with_the_scripts_signals_stores_them_and_the_rating(client):
+    study = answering_study(m=1)
+    consented(client, study)
+    post = answer_post()
+    pasted = {"action": field(keys=0, pastes=1, pasted_chars=len(post["action"]))}
+    pasted |= {name: field(pastes=1, pasted_chars=len(post[name])) for name in ("reason_1", "reason_2")}
+    assert client.post(page(study, 1), post | {"writing_signals": signals(pasted)}).status_code == 302
+    answer = Answer.objects.get(origin=Answer.Origin.RESPONDENT)
+    assert answer.authenticity == "low"
+    assert answer.writing_signals["fields"]["action"]["chars"] == len("Tell the truth, kindly.")
+
+
+@pytest.mark.django_db
+def test_the_consent_page_says_what_is_recorded_while_writing(client):
+    study = answering_study(m=1)
+    client.get(entry(study))
+    html = client.get(reverse("surveys:answering-consent", args=[study.slug])).content.decode()
+    assert "how many keys you pressed" in html
+    assert "whether text was pasted" in html
