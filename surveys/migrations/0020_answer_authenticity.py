@@ -2,7 +2,18 @@
 
 import django.db.models.deletion
 from django.conf import settings
+import importlib
+
 from django.db import migrations, models
+
+
+def restore_answer_triggers_on_sqlite(apps, schema_editor):
+    # SQLite adds these columns by rebuilding the table, which drops its triggers: put 0011's back.
+    if schema_editor.connection.vendor != "sqlite":
+        return
+    integrity = importlib.import_module("surveys.migrations.0011_study_integrity")
+    integrity.drop_same_study_trigger(apps, schema_editor)
+    integrity.create_same_study_trigger(apps, schema_editor)
 
 
 class Migration(migrations.Migration):
@@ -33,4 +44,5 @@ class Migration(migrations.Migration):
             name='writing_signals',
             field=models.JSONField(blank=True, help_text='What the answer-writing page recorded while it was written (null: unknown).', null=True),
         ),
+        migrations.RunPython(restore_answer_triggers_on_sqlite, migrations.RunPython.noop),
     ]

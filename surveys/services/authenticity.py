@@ -65,6 +65,21 @@ def parse_signals(raw: str, *, texts: dict[str, str]) -> dict | None:
     return {"v": SIGNALS_VERSION, "fields": fields, "page": page}
 
 
+def stored_signals_problem(signals: dict) -> str | None:
+    """Why signals read back from a study file are not signals as this module stores them, or None."""
+    if len(json.dumps(signals)) > 2 * MAX_SIGNALS_BYTES:
+        return "are too large"
+    fields = signals.get("fields")
+    if signals.get("v") != SIGNALS_VERSION or not isinstance(fields, dict) or set(signals) != {"v", "fields", "page"}:
+        return f'must be {{"v": {SIGNALS_VERSION}, "fields": {{…}}, "page": {{…}}}} as exported'
+    if _counts(signals["page"], PAGE_COUNTS) is None:
+        return f"page must hold whole numbers from 0 to {MAX_COUNT} named {', '.join(PAGE_COUNTS)}"
+    for name, counts in fields.items():
+        if _counts(counts, (*FIELD_COUNTS, "chars")) is None:
+            return f"fields.{name} must hold whole numbers from 0 to {MAX_COUNT} named {', '.join(FIELD_COUNTS)}, chars"
+    return None
+
+
 def summary(signals: dict) -> dict[str, float | int]:
     """The answer's totals the rule reads: characters, keystrokes, pasted characters and their shares."""
     fields = signals["fields"].values()

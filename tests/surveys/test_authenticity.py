@@ -112,3 +112,90 @@ def test_the_consent_page_says_what_is_recorded_while_writing(client):
     html = client.get(reverse("surveys:answering-consent", args=[study.slug])).content.decode()
     assert "how many keys you pressed" in html
     assert "whether text was pasted" in html
+
+
+def written(client, study, pid: str, post: dict, raw_signals: str | None = None) -> Answer:
+    consented(client, study, pid=pid)
+    data = post | ({"writing_signals": raw_signals} if raw_signals else {})
+    assert client.post(page(study, 1), data).status_code == 302
+    client.cookies.clear()
+    return Answer.objects.filter(origin=Answer.Origin.RESPONDENT).latest("pk")
+
+
+def copied_from_the_llm(study) -> dict:
+    llm = Answer.objects.get(system__key="gpt", vignette__key="v1")
+    post = {"action": llm.action, "additional_information": llm.additional_information}
+    for number, feature in enumerate(llm.features.all(), start=1):
+        post |= {
+            f"feature_{number}": feature.feature,
+            f"weight_{number}": feature.weight,
+            f"reason_{number}": feature.reason,
+        }
+    return post
+
+
+def pasted_everything(post: dict) -> str:
+    texts = {name: value for name, value in post.items() if not name.startswith("weight_")}
+    return signals({name: field(pastes=1, pasted_chars=len(text)) for name, text in texts.items()})
+
+
+@pytest.mark.django_db
+def test_the_side_by_side_page_shows_each_human_answers_rating_signals_and_closest_answers(client, admin_user):
+    study = answering_study(vignettes=1, m=1)
+    copy = written(
+        client,
+        study,
+        "5f1e0c7a9b3d2e4f6a8b0c10",
+        copied_from_the_llm(study),
+        pasted_everything(copied_from_the_llm(study)),
+    )
+    typed = answer_post()
+    keystrokes = {name: field(keys=len(text) + 3) for name, text in typed.items() if not name.startswith("weight_")}
+    own = written(client, study, "5f1e0c7a9b3d2e4f6a8b0c11", typed, signals(keystrokes))
+    client.force_login(admin_user)
+    html = client.get(reverse("admin:surveys_study_answers", args=[study.pk])).content.decode()
+    assert "Authenticity of answers written in the survey: 1 high · 0 mixed · 1 low · 0 unknown" in html
+    assert "Authenticity: Low" in html
+    assert f"near-duplicate of {Answer.objects.get(system__key='gpt')} (1.00)" in html
+    assert copy.authenticity == "low"
+    assert own.authenticity == "high"
+    change = client.get(reverse("admin:surveys_study_change", args=[study.pk])).content.decode()
+    assert "1 high · 0 mixed · 1 low · 0 unknown" in change
+
+
+@pytest.mark.django_db
+def test_the_authenticity_csv_gives_each_human_answers_rating_shares_and_closest_llm_answer(client, admin_user):
+    study = answering_study(vignettes=1, m=1)
+    post = copied_from_the_llm(study)
+    copy = written(client, study, "5f1e0c7a9b3d2e4f6a8b0c10", post, pasted_everything(post))
+    client.force_login(admin_user)
+    response = client.get(reverse("analysis:export", args=[study.slug, "authenticity.csv"]))
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    header, row = lines[0].split(","), lines[1].split(",")
+    values = dict(zip(header, row, strict=True))
+    assert values["answer_id"] == str(copy.pk)
+    assert values["rating"] == "low"
+    assert values["pasted_share"] == "1.0"
+    assert values["closest_llm_answer"] == "gpt on v1 #1"
+    assert values["llm_similarity"] == "1.0"
+
+
+@pytest.mark.django_db
+def test_the_study_file_carries_each_survey_answers_authenticity_and_refuses_malformed_signals(client):
+    from surveys.services.study_files import StudyFileError, export_study, import_study
+
+    study = answering_study(vignettes=1, m=1)
+    post = copied_from_the_llm(study)
+    written(client, study, "5f1e0c7a9b3d2e4f6a8b0c10", post, pasted_everything(post))
+    exported = export_study(study)
+    survey = [a for a in exported["answers"] if a["system"] == "lay"]
+    assert survey[0]["authenticity"]["rating"] == "low"
+    assert survey[0]["authenticity"]["signals"]["fields"]["action"]["pasted_chars"] == len(post["action"])
+    assert all("authenticity" not in a for a in exported["answers"] if a["system"] == "gpt")
+
+    copy = import_study(dict(exported, slug="copy"))
+    assert export_study(copy)["answers"] == exported["answers"]
+    survey[0]["authenticity"]["signals"]["page"]["hidden"] = -3
+    with pytest.raises(StudyFileError) as caught:
+        import_study(dict(exported, slug="copy2"))
+    assert "answers[1].authenticity.signals" in " ".join(caught.value.errors)
