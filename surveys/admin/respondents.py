@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ..models import Invitation, Respondent, RespondentTask, Study, System
+from ..prolific.writer_returns import ask_writers_to_return
 from ..services.invitations import reissue_invitation, revoke_invitation, state
 from ..services.respondent_survey import invitation_errors
 
@@ -131,8 +132,19 @@ class RespondentAdmin(admin.ModelAdmin):
         "consented_at",
         "started_at",
         "finished_at",
+        "return_requested_at",
+        "return_request",
     ]
     inlines = [RespondentTaskInline]
+    actions = ["ask_to_return"]
+
+    @admin.action(
+        description="Ask low-authenticity writers to return their submission on Prolific (study's policy)",
+        permissions=["change"],
+    )
+    def ask_to_return(self, request, queryset):
+        for line in ask_writers_to_return(respondents=queryset, user=request.user):
+            self.message_user(request, line, messages.WARNING if "refused" in line else messages.INFO)
 
     def get_queryset(self, request):
         pages_done = Count("tasks", filter=Q(tasks__submitted_at__isnull=False))

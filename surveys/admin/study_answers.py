@@ -69,7 +69,8 @@ class StudyAnswersPages:
         if request.method != "POST" or not self.has_change_permission(request, answer.vignette.study):
             return redirect("admin:surveys_study_answers", study_id)
         try:
-            select_answer(answer=answer, user=request.user)
+            confirmed = request.POST.get("confirm_low_authenticity") == "yes"
+            select_answer(answer=answer, user=request.user, confirm_low_authenticity=confirmed)
         except ValidationError as exc:
             self.message_user(request, " ".join(exc.messages), messages.ERROR)
         else:
