@@ -16,6 +16,7 @@ from .models import AnalysisRun
 from .power import judge_assisted_power
 from .services import plan_power, request_refit, study_progress
 from .services.dashboard import dashboard_results, label_of, question_labels, refit_said
+from .services.judge_quality import quality_summary
 from .services.measured_judges import measured_on_study
 
 
@@ -58,6 +59,7 @@ def study_dashboard(request, slug):
         "other": other,
         "other_run": other_run,
         "export_names": list(exports.EXPORTS),
+        "judge_quality": quality_summary(study=study),
     }
     return render(request, "analysis/study_dashboard.html", context)
 
