@@ -8,12 +8,14 @@ Per judge (valid judgments only, docs/authenticity.md):
 - speed: the judge's median seconds per page over the study's median of those medians;
 - agreement: on each question of each page, whether the pick agrees with the majority of the *other* judges
   of the same cell (pair × vignette) on that question; ties and cells judged by no one else do not count;
-- consensus fit: the mean, over the judge's picks, of log2(2 p) where p is the chance of that pick under the
-  Bradley–Terry fit of all judges (per question, with the order effect). A coin-flipping judge scores below 0
-  on average, a careful one above; it weighs clear pairs more than close ones, so it needs fewer picks than
-  the majority agreement to tell them apart.
+- consensus fit: the sum, over the judge's picks, of log2(2 p) where p is the chance of that pick under the
+  Bradley–Terry fit of all judges (per question, with the order effect): the evidence, in bits, that the
+  consensus explains the picks better than coin flips. A coin-flipping judge loses bits on average, a careful
+  one gains; clear pairs weigh more than close ones, so it needs fewer picks than the majority agreement.
+  Shown per pick (the mean); flagged when the sum is at most -2 bits (coin flips explain the picks at least
+  four times better).
 
-A judge is flagged when one measure passes its threshold (below). Flags are for the researcher's review;
+A judge is flagged when one measure passes its threshold (below; the majority agreement is shown only). Flags are for the researcher's review;
 they never exclude or reject anyone. The sensitivity row per question fits the same model without the
 flagged judges, so a reader sees whether they move the estimates.
 """
@@ -30,11 +32,11 @@ from surveys.models import Judgment, Study
 from ..bradley_terry.fitting import fit
 from .reading import read_study_data
 
-FIRST_SHARE_FLAG = 0.85  # of at least MIN_JUDGMENTS picks
+FIRST_SHARE_FLAG = 0.9  # of at least MIN_JUDGMENTS picks
 MIN_JUDGMENTS = 10
 SPEED_FLAG = 0.33  # a third of the study's median time per page, or less
 AGREEMENT_FLAG = 0.35  # agreeing with the others' majority this rarely, over MIN_COMPARED picks
-CONSENSUS_FLAG = 0.0  # picks explained no better than by coin flips, over MIN_JUDGMENTS picks
+CONSENSUS_FLAG_BITS = -2.0  # coin flips explain the picks at least 2**2 = 4 times better than the consensus
 MIN_COMPARED = 10
 MAX_JUDGMENTS_READ = 300_000  # beyond this the dashboard links to the measures rather than computing them
 
@@ -49,7 +51,8 @@ class JudgeQuality:
     speed_ratio: float | None = None
     agreement: float | None = None
     compared: int = 0
-    consensus: float | None = None
+    consensus: float | None = None  # bits per pick
+    consensus_picks: int = 0
     reasons: list[str] = field(default_factory=list)
 
 
@@ -86,9 +89,9 @@ def judge_measures(*, study: Study) -> list[JudgeQuality]:
         votes[(cell, question)][winner] += 1
         picks.append((who, cell, question, winner))
     _agreement(judges, votes, picks)
-    for who, score in consensus_scores(study=study).items():
+    for who, (score, n) in consensus_scores(study=study).items():
         if who in judges:
-            judges[who].consensus = score
+            judges[who].consensus, judges[who].consensus_picks = score, n
     scores = [j.consensus for j in judges.values() if j.consensus is not None]
     median_consensus = float(np.median(scores)) if scores else None
     medians = {who: float(np.median(list(s.values()))) for who, s in seconds.items() if s}
@@ -127,15 +130,14 @@ def _reasons(judge: JudgeQuality, median_consensus: float | None) -> list[str]:
         reasons.append("picked the same side on all questions of every page")
     if judge.speed_ratio is not None and judge.speed_ratio <= SPEED_FLAG:
         reasons.append(f"took {judge.speed_ratio:.2f}× the study's median time per page")
-    if judge.compared >= MIN_COMPARED and judge.agreement is not None and judge.agreement < AGREEMENT_FLAG:
-        reasons.append(f"agreed with the other judges' majority on {judge.agreement:.0%} of {judge.compared} picks")
-    if judge.judgments >= MIN_JUDGMENTS and judge.consensus is not None and judge.consensus < CONSENSUS_FLAG:
-        reasons.append(f"picks fit the judges' consensus no better than coin flips (score {judge.consensus:.2f})")
+    if judge.consensus is not None and judge.consensus * judge.consensus_picks <= CONSENSUS_FLAG_BITS:
+        bits = judge.consensus * judge.consensus_picks
+        reasons.append(f"coin flips explain the picks better than the judges' consensus ({bits:.1f} bits)")
     return reasons
 
 
-def consensus_scores(*, study: Study) -> dict[int, float]:
-    """{participant id: mean log2(2 p) of their picks under each question's fit of all judges}."""
+def consensus_scores(*, study: Study) -> dict[int, tuple[float, int]]:
+    """{participant id: (mean log2(2 p) of their picks under each question's fit of all judges, picks)}."""
     data = read_study_data(study=study)
     totals: dict[int, list[float]] = defaultdict(lambda: [0.0, 0])
     for question in data.questions:
@@ -151,7 +153,7 @@ def consensus_scores(*, study: Study) -> dict[int, float]:
         for who, score in zip(question.clusters[known], scores, strict=True):
             totals[int(who)][0] += float(score)
             totals[int(who)][1] += 1
-    return {who: total / n for who, (total, n) in totals.items() if n}
+    return {who: (total / n, n) for who, (total, n) in totals.items() if n}
 
 
 @dataclass(frozen=True)

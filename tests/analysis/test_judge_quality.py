@@ -38,7 +38,7 @@ def test_judges_who_pick_at_random_are_flagged_and_careful_ones_rarely(demo):
     assert len(flagged & careless) >= len(careless) / 2
     assert len(flagged & attentive) <= len(attentive) / 10
     reasons = {r for j in measures for r in j.reasons}
-    assert any("picks fit the judges' consensus no better than coin flips" in r for r in reasons)
+    assert any("coin flips explain the picks better than the judges' consensus" in r for r in reasons)
 
 
 def straight_line(participant: Participant) -> None:
