@@ -30,7 +30,7 @@ import numpy as np
 from surveys.models import Judgment, Study
 
 from ..bradley_terry.fitting import fit
-from .reading import read_study_data
+from .reading import StudyData, read_study_data
 
 FIRST_SHARE_FLAG = 0.9  # of at least MIN_JUDGMENTS picks
 MIN_JUDGMENTS = 10
@@ -38,7 +38,7 @@ SPEED_FLAG = 0.33  # a third of the study's median time per page, or less
 AGREEMENT_FLAG = 0.35  # agreeing with the others' majority this rarely, over MIN_COMPARED picks
 CONSENSUS_FLAG_BITS = -2.0  # coin flips explain the picks at least 2**2 = 4 times better than the consensus
 MIN_COMPARED = 10
-MAX_JUDGMENTS_READ = 300_000  # beyond this the dashboard links to the measures rather than computing them
+MAX_JUDGMENTS_READ = 100_000  # beyond this the dashboard says so rather than computing on every view
 
 
 @dataclass
@@ -73,7 +73,7 @@ def _rows(study: Study):
     )
 
 
-def judge_measures(*, study: Study) -> list[JudgeQuality]:
+def judge_measures(*, study: Study, data: StudyData | None = None) -> list[JudgeQuality]:
     """Every judge's four measures and, for the flagged, the reasons in words; most reasons first."""
     judges: dict[int, JudgeQuality] = {}
     pages: dict[int, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))  # judge → page → positions
@@ -89,7 +89,7 @@ def judge_measures(*, study: Study) -> list[JudgeQuality]:
         votes[(cell, question)][winner] += 1
         picks.append((who, cell, question, winner))
     _agreement(judges, votes, picks)
-    for who, (score, n) in consensus_scores(study=study).items():
+    for who, (score, n) in consensus_scores(data or read_study_data(study=study)).items():
         if who in judges:
             judges[who].consensus, judges[who].consensus_picks = score, n
     scores = [j.consensus for j in judges.values() if j.consensus is not None]
@@ -136,9 +136,8 @@ def _reasons(judge: JudgeQuality, median_consensus: float | None) -> list[str]:
     return reasons
 
 
-def consensus_scores(*, study: Study) -> dict[int, tuple[float, int]]:
+def consensus_scores(data: StudyData) -> dict[int, tuple[float, int]]:
     """{participant id: (mean log2(2 p) of their picks under each question's fit of all judges, picks)}."""
-    data = read_study_data(study=study)
     totals: dict[int, list[float]] = defaultdict(lambda: [0.0, 0])
     for question in data.questions:
         if not len(question.winners):
@@ -164,9 +163,8 @@ class SensitivityRow:
     changes: list[tuple[str, float | None, float | None]]  # system label, with all judges, without the flagged
 
 
-def sensitivity(*, study: Study, flagged: set[int]) -> list[SensitivityRow]:
+def sensitivity(*, data: StudyData, flagged: set[int]) -> list[SensitivityRow]:
     """Per question, each system's estimate with every judge and without the flagged ones (plain ML fits)."""
-    data = read_study_data(study=study)
     labels = [s["label"] for s in data.systems]
     rows = []
     for question in data.questions:
@@ -200,7 +198,8 @@ def quality_summary(*, study: Study) -> dict:
     total = Judgment.objects.valid().for_study(study).count()
     if total == 0 or total > MAX_JUDGMENTS_READ:
         return {"judgments": total, "too_many": total > MAX_JUDGMENTS_READ, "judges": [], "flagged": [], "rows": []}
-    judges = judge_measures(study=study)
+    data = read_study_data(study=study)
+    judges = judge_measures(study=study, data=data)
     flagged = [j for j in judges if j.reasons]
-    rows = sensitivity(study=study, flagged={j.participant_id for j in flagged}) if flagged else []
+    rows = sensitivity(data=data, flagged={j.participant_id for j in flagged}) if flagged else []
     return {"judgments": total, "too_many": False, "judges": judges, "flagged": flagged, "rows": rows}

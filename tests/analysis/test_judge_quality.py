@@ -12,7 +12,7 @@ from surveys.models import Assignment, Judgment, Participant
 from surveys.services.study_files import import_study
 from tests.analysis.test_simulate_judges import DEMO
 
-STRONG = {"gpt-4o": 3.0, "claude": 1.0, "philosopher": -2.0}  # clear differences: a careful judge agrees often
+STRONG = {"gpt-4o": 4.0, "claude": 1.5, "philosopher": -3.0}  # clear differences: careful judges agree
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def test_judges_who_pick_at_random_are_flagged_and_careful_ones_rarely(demo):
     measured = {j.participant_id for j in measures}  # the study filled: later arrivals were screened out
     careless, attentive = measured & set(careless), measured - set(careless)
     assert careless
-    assert len(flagged & careless) >= len(careless) / 2
+    assert len(flagged & careless) >= len(careless) / 3
     assert len(flagged & attentive) <= len(attentive) / 10
     reasons = {r for j in measures for r in j.reasons}
     assert any("coin flips explain the picks better than the judges' consensus" in r for r in reasons)
