@@ -8,7 +8,8 @@ database; gunicorn serves the real pages; Debian's Chromium at /usr/bin/chromium
    answer on the real answer-writing page. Printed: the ratings per kind, the detection rate (pasters
    rated low; goal >= 95%) and the false-flag rate (typists rated low; goal <= 1%).
 2. Judges: the demo study with `--repetitions` judgments per cell, filled by `simulate_judges` with 10% and
-   30% inattentive judges (random picks); printed, per share: how many inattentive judges the flags catch
+   30% inattentive judges (random picks; abilities gpt-4o 1.0, claude 0.5, philosopher -0.5 against lay
+   humans, times --ability-scale); printed, per share: how many inattentive judges the flags catch
    and how many careful judges they flag (analysis/services/judge_quality.py).
 """
 
@@ -79,7 +80,7 @@ def report_writers(pids: dict[str, list[str]]) -> None:
     )
 
 
-def judge_flags(repetitions: int, seed: int) -> None:
+def judge_flags(repetitions: int, seed: int, scale: float) -> None:
     from analysis.services.judge_quality import judge_measures, quality_summary
     from analysis.services.simulated_judges import simulate_judges
     from surveys.services.study_files import import_study
@@ -94,7 +95,12 @@ def judge_flags(repetitions: int, seed: int) -> None:
         careless: list[int] = []
         judges = repetitions * 6 * 4 // 3  # cells x judgments per cell / pages per judge
         simulate_judges(
-            study=study, judges=judges, abilities=ABILITIES, seed=seed, inattentive=share, inattentive_ids=careless
+            study=study,
+            judges=judges,
+            abilities={key: value * scale for key, value in ABILITIES.items()},
+            seed=seed,
+            inattentive=share,
+            inattentive_ids=careless,
         )
         measures = judge_measures(study=study)
         measured = {j.participant_id for j in measures}
@@ -117,6 +123,7 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=20, help="answers per kind of writer (smallest: 1)")
     parser.add_argument("--repetitions", type=int, default=10, help="judgments per cell in the judge part")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ability-scale", type=float, default=1.0, help="multiplies the systems' abilities")
     parser.add_argument("--skip-writers", action="store_true", help="only the judge part (no browser)")
     args = parser.parse_args()
 
@@ -137,7 +144,7 @@ def main() -> None:
                 server.terminate()
                 server.wait(timeout=30)
         report_writers(pids)
-    judge_flags(args.repetitions, args.seed)
+    judge_flags(args.repetitions, args.seed, args.ability_scale)
     print(f"\n(took {time.monotonic() - started:.0f} s; database {directory})")
 
 
