@@ -41,7 +41,8 @@
       if (firstKeyAt === null) firstKeyAt = now();
     });
     input.addEventListener("paste", function (event) {
-      var text = (event.clipboardData || window.clipboardData).getData("text") || "";
+      var data = event.clipboardData || window.clipboardData;
+      var text = data ? data.getData("text") || "" : "";
       var field = counts(name);
       field.pastes += 1;
       field.pasted_chars += text.length;

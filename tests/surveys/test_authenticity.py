@@ -114,6 +114,15 @@ def test_the_consent_page_says_what_is_recorded_while_writing(client):
     assert "whether text was pasted" in html
 
 
+@pytest.mark.django_db
+def test_a_german_answer_writing_study_says_what_is_recorded_in_german(client):
+    study = answering_study(m=1, language="de")
+    client.get(entry(study))
+    html = client.get(reverse("surveys:answering-consent", args=[study.slug])).content.decode()
+    assert "wie viele Tasten Sie gedrückt haben" in html
+    assert "nie automatisch" in html
+
+
 def written(client, study, pid: str, post: dict, raw_signals: str | None = None) -> Answer:
     consented(client, study, pid=pid)
     data = post | ({"writing_signals": raw_signals} if raw_signals else {})
