@@ -103,13 +103,17 @@ class InvitationAdmin(admin.ModelAdmin):
 class RespondentTaskInline(admin.TabularInline):
     model = RespondentTask
     extra = 0
-    fields = ["position", "vignette", "answer", "action", "started_at", "submitted_at"]
+    fields = ["position", "vignette", "answer", "action", "authenticity", "started_at", "submitted_at"]
     readonly_fields = fields
     can_delete = False
 
     @admin.display(description="Action written")
     def action(self, task: RespondentTask) -> str:
         return task.answer.action if task.answer_id else "—"
+
+    @admin.display(description="Authenticity")
+    def authenticity(self, task: RespondentTask) -> str:
+        return task.answer.get_authenticity_display() if task.answer_id and task.answer.authenticity else "—"
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -99,3 +99,11 @@ def test_the_respondent_admin_offers_the_return_request_as_an_action(client, low
         follow=True,
     )
     assert f"Asked {respondent} to return the submission" in response.content.decode()
+
+
+def test_the_respondents_page_shows_the_rating_of_each_answer_written(client, low_answer, admin_user):
+    client.force_login(admin_user)
+    respondent = Respondent.objects.get()
+    html = client.get(reverse("admin:surveys_respondent_change", args=[respondent.pk])).content.decode()
+    assert "Authenticity" in html
+    assert ">Low<" in html
