@@ -26,8 +26,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.core.exceptions import ValidationError
 
-from surveys.models import Judgment, Study
+from surveys.models import Judgment, Study, question_label
 
 from ..bradley_terry.fitting import fit
 from .reading import StudyData, read_study_data
@@ -157,22 +158,30 @@ def consensus_scores(data: StudyData) -> dict[int, tuple[float, int]]:
 
 @dataclass(frozen=True)
 class SensitivityRow:
-    question: str
+    question: str  # the question's short label
     without: int  # flagged judges left out
     largest_change: float | None  # the largest change of any system's estimate (log-odds)
     changes: list[tuple[str, float | None, float | None]]  # system label, with all judges, without the flagged
 
 
-def sensitivity(*, data: StudyData, flagged: set[int]) -> list[SensitivityRow]:
+def sensitivity(*, study: Study, data: StudyData, flagged: set[int]) -> list[SensitivityRow]:
     """Per question, each system's estimate with every judge and without the flagged ones (plain ML fits)."""
     labels = [s["label"] for s in data.systems]
+    question_labels = {q.key: question_label(q.key, q.label) for q in study.questions.all()}
     rows = []
     for question in data.questions:
         keep = ~np.isin(question.clusters, list(flagged))
         both = [_estimates(question, data, np.ones_like(keep)), _estimates(question, data, keep)]
         changes = [(labels[k], _number(both[0][k]), _number(both[1][k])) for k in range(len(labels))]
         differences = [abs(a - b) for _, a, b in changes if a is not None and b is not None]
-        rows.append(SensitivityRow(question.key, len(flagged), max(differences) if differences else None, changes))
+        rows.append(
+            SensitivityRow(
+                question_labels.get(question.key, question.key),
+                len(flagged),
+                max(differences) if differences else None,
+                changes,
+            )
+        )
     return rows
 
 
@@ -196,10 +205,14 @@ def _number(value) -> float | None:
 def quality_summary(*, study: Study) -> dict:
     """What the dashboard shows: the flagged judges with their reasons and the sensitivity rows."""
     total = Judgment.objects.valid().for_study(study).count()
-    if total == 0 or total > MAX_JUDGMENTS_READ:
-        return {"judgments": total, "too_many": total > MAX_JUDGMENTS_READ, "judges": [], "flagged": [], "rows": []}
-    data = read_study_data(study=study)
+    summary = {"judgments": total, "too_many": total > MAX_JUDGMENTS_READ, "judges": [], "flagged": [], "rows": []}
+    if total == 0 or summary["too_many"]:
+        return summary
+    try:
+        data = read_study_data(study=study)
+    except ValidationError as exc:  # no reference system yet: nothing can be fitted, so nothing measured
+        return summary | {"problem": " ".join(exc.messages)}
     judges = judge_measures(study=study, data=data)
     flagged = [j for j in judges if j.reasons]
-    rows = sensitivity(data=data, flagged={j.participant_id for j in flagged}) if flagged else []
-    return {"judgments": total, "too_many": False, "judges": judges, "flagged": flagged, "rows": rows}
+    rows = sensitivity(study=study, data=data, flagged={j.participant_id for j in flagged}) if flagged else []
+    return summary | {"judges": judges, "flagged": flagged, "rows": rows}

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from analysis.services.judge_quality import judge_measures, quality_summary
 from analysis.services.simulated_judges import simulate_judges
-from surveys.models import Assignment, Judgment, Participant
+from surveys.models import Assignment, Judgment, Participant, question_label
 from surveys.services.study_files import import_study
 from tests.analysis.test_simulate_judges import DEMO
 
@@ -70,7 +70,8 @@ def test_the_sensitivity_row_refits_each_question_without_the_flagged_judges(dem
     summary = quality_summary(study=demo)
     flagged = [j.participant_id for j in summary["flagged"]]
     assert liner.pk in flagged
-    assert [row.question for row in summary["rows"]] == list(demo.questions.values_list("key", flat=True))
+    labels = [question_label(q.key, q.label) for q in demo.questions.all()]
+    assert [row.question for row in summary["rows"]] == labels
     row = summary["rows"][0]
     assert row.without == len(flagged)
     assert row.largest_change > 0
