@@ -20,6 +20,7 @@ from django.http.response import HttpResponseBase
 
 from moraljudge.replica import reads_from_replica
 from surveys.models import AuditEvent, Judgment, Participant, Study
+from surveys.services import authenticity_report
 from surveys.services.audit import record_event
 
 from .csv_text import csv_lines
@@ -217,6 +218,7 @@ EXPORTS = {
     "bradleyterry2.csv": ("text/csv", False),
     "bradleyterry2.R": ("text/plain", False),
     "demographics.csv": ("text/csv", False),
+    "authenticity.csv": ("text/csv", False),
 }
 
 
@@ -225,6 +227,8 @@ CSV_EXPORTS = {
     "results.csv": (RESULT_COLUMNS, lambda study, run: result_rows(run=run)),
     "bradleyterry2.csv": (BT2_COLUMNS, lambda study, run: bradleyterry2_rows(study=study)),
     "demographics.csv": (DEMOGRAPHIC_COLUMNS, lambda study, run: demographic_rows(study=study)),
+    # How each human answer was written and how close it is to other answers (docs/authenticity.md).
+    "authenticity.csv": (authenticity_report.CSV_HEADER, lambda study, run: authenticity_report.csv_rows(study)),
 }
 
 

@@ -17,6 +17,7 @@ from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
 from .services import request_refit, study_progress
 from .services.dashboard import dashboard_results, label_of, question_labels, refit_said
+from .services.judge_quality import quality_summary
 from .services.measured_judges import measured_on_study
 from .services.power_plan import plan_power_page
 
@@ -61,6 +62,7 @@ def study_dashboard(request, slug):
         "other_run": other_run,
         "export_names": list(exports.EXPORTS),
         "links": study_links(study=study, absolute=request.build_absolute_uri),
+        "judge_quality": quality_summary(study=study),
     }
     return render(request, "analysis/study_dashboard.html", context)
 

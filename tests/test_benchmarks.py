@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("script", ["faults.py", "survey_load.py", "judge.py", "attacks.py"])
+@pytest.mark.parametrize("script", ["faults.py", "survey_load.py", "judge.py", "attacks.py", "authenticity.py"])
 def test_a_benchmark_script_explains_itself_without_starting_anything(script):
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True, text=True, timeout=60

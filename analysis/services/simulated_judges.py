@@ -111,8 +111,12 @@ def simulate_judges(
     order_effect: float = ORDER_EFFECT,
     answer_sd: float = 0.0,
     inattentive: float = 0.0,
+    inattentive_ids: list[int] | None = None,
 ) -> int:
-    """Run `judges` simulated participants through the survey; return how many completed."""
+    """Run `judges` simulated participants through the survey; return how many completed.
+
+    `inattentive_ids`, when given, receives the ids of the participants who picked at random (benchmarks
+    and tests check the judge-quality flags against it)."""
     if not study.is_live:
         raise ValidationError(f"Study '{study.slug}' is {study.status}: only a live study takes judges.")
     if not 0 <= inattentive <= 1 or answer_sd < 0:
@@ -123,12 +127,14 @@ def simulate_judges(
     questions = list(study.questions.all())
     completed = 0
     for _ in range(judges):
-        participant = _one_participant(study=study, questions=questions, model=model, rng=rng)
+        participant, attentive = _one_participant(study=study, questions=questions, model=model, rng=rng)
         completed += participant.status == Participant.Status.COMPLETED
+        if inattentive_ids is not None and not attentive:
+            inattentive_ids.append(participant.pk)
     return completed
 
 
-def _one_participant(*, study, questions, model: RaterModel, rng) -> Participant:
+def _one_participant(*, study, questions, model: RaterModel, rng) -> tuple[Participant, bool]:
     clock = timezone.now() - timedelta(hours=rng.uniform(1, 48))
     params = ProlificParams(
         secrets.token_hex(12), study.prolific_study_id or secrets.token_hex(12), secrets.token_hex(12)
@@ -153,7 +159,7 @@ def _one_participant(*, study, questions, model: RaterModel, rng) -> Participant
         step = current_step(participant)
     if step.name == "attention":
         participant = finish_participant(participant=participant, attention_choice=CORRECT_ATTENTION_CHOICE, now=clock)
-    return participant
+    return participant, attentive
 
 
 def _pick(chance_first: float, rng: random.Random) -> str:

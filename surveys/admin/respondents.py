@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ..models import Invitation, Respondent, RespondentTask, Study, System
+from ..prolific.writer_returns import ask_writers_to_return
 from ..services.invitations import reissue_invitation, revoke_invitation, state
 from ..services.respondent_survey import invitation_errors
 from ..services.teams import studies_for
@@ -108,13 +109,17 @@ class InvitationAdmin(TeamScoped, admin.ModelAdmin):
 class RespondentTaskInline(admin.TabularInline):
     model = RespondentTask
     extra = 0
-    fields = ["position", "vignette", "answer", "action", "started_at", "submitted_at"]
+    fields = ["position", "vignette", "answer", "action", "authenticity", "started_at", "submitted_at"]
     readonly_fields = fields
     can_delete = False
 
     @admin.display(description="Action written")
     def action(self, task: RespondentTask) -> str:
         return task.answer.action if task.answer_id else "—"
+
+    @admin.display(description="Authenticity")
+    def authenticity(self, task: RespondentTask) -> str:
+        return task.answer.get_authenticity_display() if task.answer_id and task.answer.authenticity else "—"
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -137,8 +142,19 @@ class RespondentAdmin(TeamScoped, admin.ModelAdmin):
         "consented_at",
         "started_at",
         "finished_at",
+        "return_requested_at",
+        "return_request",
     ]
     inlines = [RespondentTaskInline]
+    actions = ["ask_to_return"]
+
+    @admin.action(
+        description="Ask low-authenticity writers to return their submission on Prolific (study's policy)",
+        permissions=["change"],
+    )
+    def ask_to_return(self, request, queryset):
+        for line in ask_writers_to_return(respondents=queryset, user=request.user):
+            self.message_user(request, line, messages.WARNING if "refused" in line else messages.INFO)
 
     def get_queryset(self, request):
         pages_done = Count("tasks", filter=Q(tasks__submitted_at__isnull=False))

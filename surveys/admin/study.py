@@ -12,6 +12,7 @@ from django.utils.html import format_html
 
 from ..models import DEFAULT_ATTENTION_OPTIONS, Study, StudyMembership, System
 from ..prolific import POLICY_HELP
+from ..services.authenticity_report import counts_in_words
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
 from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
 from ..services.teams import remove_member, set_member
@@ -221,9 +222,10 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
             return "—"
         return format_html(
             '<a href="{}">All answers, side by side per vignette</a> · <a href="{}">Collect LLM answers</a>'
-            ' · <a href="{}">Dashboard</a>',
+            ' · <a href="{}">Dashboard</a><br>Authenticity of answers written in the survey: {}',
             reverse("admin:surveys_study_answers", args=[study.pk]),
             # By URL name: surveys does not import llm_collect or analysis.
             reverse("admin:llm_collect_collectionrun_start") + f"?study={study.pk}",
             reverse("analysis:study", args=[study.slug]),
+            counts_in_words(study),
         )

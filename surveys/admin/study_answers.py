@@ -8,6 +8,8 @@ from django.urls import path, reverse
 
 from ..models import Answer, Study
 from ..services.answer_records import select_answer
+from ..services.authenticity import summary
+from ..services.authenticity_report import content_checks, counts_in_words
 
 
 class StudyAnswersPages:
@@ -39,8 +41,11 @@ class StudyAnswersPages:
             .select_related("system", "vignette", "selected_by")
             .prefetch_related("features")
         )
+        checks = content_checks(study)
         grid: dict[int, dict[int, list[Answer]]] = {}
         for answer in answers:
+            answer.content_check = checks.get(answer.pk)
+            answer.signal_totals = summary(answer.writing_signals) if answer.writing_signals else None
             grid.setdefault(answer.vignette_id, {}).setdefault(answer.system_id, []).append(answer)
         rows = [
             {"vignette": v, "columns": [{"system": s, "answers": grid.get(v.pk, {}).get(s.pk, [])} for s in systems]}
@@ -53,6 +58,8 @@ class StudyAnswersPages:
             "systems": systems,
             "rows": rows,
             "title": f"Answers of {study.name}",
+            "authenticity_counts": counts_in_words(study),
+            "authenticity_csv": reverse("analysis:export", args=[study.slug, "authenticity.csv"]),
             "can_select": study.status == Study.Status.DRAFT and self.has_change_permission(request, study),
         }
         return TemplateResponse(request, "admin/surveys/study_answers.html", context)
@@ -63,7 +70,8 @@ class StudyAnswersPages:
         if request.method != "POST" or not self.has_change_permission(request, answer.vignette.study):
             return redirect("admin:surveys_study_answers", study_id)
         try:
-            select_answer(answer=answer, user=request.user)
+            confirmed = request.POST.get("confirm_low_authenticity") == "yes"
+            select_answer(answer=answer, user=request.user, confirm_low_authenticity=confirmed)
         except ValidationError as exc:
             self.message_user(request, " ".join(exc.messages), messages.ERROR)
         else:

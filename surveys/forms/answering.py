@@ -42,6 +42,10 @@ class AnswerForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
     )
 
+    # What writing.js recorded while the page was filled in (surveys/services/authenticity.py checks it);
+    # never an error for the writer: anything odd here only makes the signals unknown.
+    writing_signals = forms.CharField(required=False, widget=forms.HiddenInput, strip=False)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         for i in range(1, MAX_FEATURES + 1):
@@ -73,6 +77,12 @@ class AnswerForm(forms.Form):
                 required=False,
                 widget=forms.Textarea(attrs={"rows": 2}),
             )
+
+    def texts(self) -> dict[str, str]:
+        """The final text of every text field, by its input's name (the signals' field names)."""
+        names = ["action", "additional_information"]
+        names += [f"{kind}_{i}" for i in range(1, MAX_FEATURES + 1) for kind in ("feature", "reason")]
+        return {name: self.cleaned_data.get(name) or "" for name in names}
 
     def rows(self) -> list[dict]:
         return [

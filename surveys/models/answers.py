@@ -23,6 +23,13 @@ class AnswerQuerySet(models.QuerySet):
 class Answer(models.Model):
     """One system's written reply to one vignette (the source study says response)."""
 
+    class Authenticity(models.TextChoices):
+        # How the writing behaved (surveys/services/authenticity.py, docs/authenticity.md); blank: not written here.
+        HIGH = "high", "High"
+        MIXED = "mixed", "Mixed"
+        LOW = "low", "Low"
+        UNKNOWN = "unknown", "Unknown (no signals)"
+
     class Origin(models.TextChoices):
         IMPORTED = "imported", "Imported from a study file"
         LLM = "llm", "Collected from an LLM"
@@ -45,6 +52,16 @@ class Answer(models.Model):
     )
     selected_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    writing_signals = models.JSONField(
+        null=True, blank=True, help_text="What the answer-writing page recorded while it was written (null: unknown)."
+    )
+    authenticity = models.CharField(max_length=8, choices=Authenticity.choices, blank=True)
+    low_authenticity_confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    low_authenticity_confirmed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a researcher confirmed selecting this low-authenticity answer."
+    )
 
     objects = AnswerQuerySet.as_manager()
 

@@ -82,6 +82,10 @@ class Respondent(models.Model):
     consented_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    return_requested_at = models.DateTimeField(
+        null=True, blank=True, help_text="When Prolific was asked to have this writer return the submission."
+    )
+    return_request = models.TextField(blank=True, help_text="The reasons sent with the return request, and by whom.")
 
     class Meta:
         ordering = ["study_id", "-started_at"]

@@ -70,19 +70,35 @@ def replace_features(*, answer: Answer, features: list[FeatureIn]) -> None:
         )
 
 
+LOW_AUTHENTICITY = (
+    "This answer's authenticity is rated low (most of it was pasted or not typed; see docs/authenticity.md): "
+    "review it, then confirm that you select it anyway. The confirmation is recorded."
+)
+
+
 @transaction.atomic
-def select_answer(*, answer: Answer, user=None) -> Answer:
-    """Make this the one answer judges see for its system × vignette."""
+def select_answer(*, answer: Answer, user=None, confirm_low_authenticity: bool = False) -> Answer:
+    """Make this the one answer judges see for its system × vignette.
+
+    An answer rated low authenticity is selected only with the researcher's confirmation, recorded on it.
+    """
     study = answer.vignette.study
     if study.status != Study.Status.DRAFT:
         raise ValidationError(
             f"Study '{study.slug}' is {study.status}: the answers judges see cannot change once it has gone live."
         )
+    fields = ["selected", "selected_by", "selected_at"]
+    if answer.authenticity == Answer.Authenticity.LOW:
+        if not confirm_low_authenticity:
+            raise ValidationError(LOW_AUTHENTICITY)
+        answer.low_authenticity_confirmed_by = user
+        answer.low_authenticity_confirmed_at = timezone.now()
+        fields += ["low_authenticity_confirmed_by", "low_authenticity_confirmed_at"]
     Answer.objects.filter(system=answer.system_id, vignette=answer.vignette_id, selected=True).exclude(
         pk=answer.pk
     ).update(selected=False, selected_by=None, selected_at=None)
     answer.selected = True
     answer.selected_by = user
     answer.selected_at = timezone.now()
-    answer.save(update_fields=["selected", "selected_by", "selected_at"])
+    answer.save(update_fields=fields)
     return answer

@@ -20,6 +20,7 @@ from django.utils.translation import gettext
 from ..models import Answer, Invitation, Respondent, RespondentTask, Study, System
 from .answer_records import create_answer
 from .answer_shape import FeatureIn
+from .authenticity import record_signals
 from .errors import InvalidProlificLink, NotOffered, SessionInUse, StudyClosed
 from .judging import OTHER_SESSION
 from .prolific_link import parse_prolific_params, prolific_return_url
@@ -199,6 +200,8 @@ def submit_answer(
     features: list[FeatureIn],
     action: str,
     additional_information: str = "",
+    writing_signals: str | None = None,
+    texts: dict[str, str] | None = None,
 ) -> RespondentTask:
     """Store what the respondent wrote on this page as an Answer of their system; once only.
 
@@ -225,6 +228,7 @@ def submit_answer(
         additional_information=additional_information.strip(),
         origin=Answer.Origin.RESPONDENT,
     )
+    record_signals(answer=answer, raw=writing_signals, texts=texts or {})
     now = timezone.now()
     task.answer = answer
     task.submitted_at = now

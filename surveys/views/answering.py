@@ -190,6 +190,8 @@ def write(request, slug, position):
                 features=data["features"],
                 action=data["action"],
                 additional_information=data["additional_information"],
+                writing_signals=data["writing_signals"],
+                texts=form.texts(),
             )
         except ValidationError as exc:
             form.add_error(None, exc)

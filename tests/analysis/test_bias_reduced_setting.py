@@ -30,7 +30,8 @@ def test_with_the_setting_a_system_that_never_wins_gets_a_reported_estimate_and_
     assert gamma.p < 0.05
     # The headline sandwiches the maximum-likelihood fit (docs/statistics.md), which does not exist for a
     # system that never wins: its headline numbers and Holm place are withheld with the reason, not printed.
-    assert features.headline.p[2] is None and features.holm_p[2] is None
+    assert features.headline.p[2] is None
+    assert features.holm_p[2] is None
     assert features.headline.not_estimable[2]
     assert features.holm_p[1] is not None  # the others keep theirs
     # Reported and the plain fit beside it; Firth's own column would only repeat the estimates.

@@ -13,14 +13,14 @@ it, export writes it, the checks follow the model field; describe it in docs/stu
 import math
 import re
 from decimal import Decimal
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from django.core.exceptions import FieldDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator, slug_re
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidationInfo
 
@@ -29,6 +29,7 @@ from surveys.models import Answer, Question, Study, System, Vignette
 from surveys.models.translations import LANGUAGE_CODE, Translatable, translation_problems
 
 from ..answer_shape import AnswerShape, FeatureIn
+from ..authenticity import stored_signals_problem
 from ..shape_basics import JsonObject, RequiredText, Text, WholeNumber, shown
 
 # The same range on every database: SQLite would store what PostgreSQL's smallint refuses.
@@ -304,6 +305,21 @@ class AnswerKey(FileObject):
     sample: Count = 1
 
 
+def _signals(value: dict | None) -> dict | None:
+    problem = value is not None and stored_signals_problem(value)
+    if problem:
+        raise PydanticCustomError("signals", problem)
+    return value
+
+
+class AuthenticityEntry(BaseModel):
+    """How a human answer was written (docs/authenticity.md): the rating and the signals it came from."""
+
+    model_config = ConfigDict(extra="forbid")
+    rating: Literal["high", "mixed", "low", "unknown"]
+    signals: Annotated[JsonObject | None, AfterValidator(_signals)] = None
+
+
 class AnswerEntry(AnswerShape, AnswerKey):
     """An answer in a file: which system, vignette and sample, then the answer's one shape."""
 
@@ -311,6 +327,9 @@ class AnswerEntry(AnswerShape, AnswerKey):
     translations: Annotated[dict, _translations_of(Answer), _translations_field()]
     # Exports leave it out; an LLM answer's raw reply survives a re-import.
     raw_text: Text = Field(default=LEFT_OUT, exclude=True)
+    authenticity: AuthenticityEntry | None = Field(
+        None, exclude_if=lambda value: value is None
+    )  # answers written in the answer-writing survey only
 
     @classmethod
     def from_answer(cls, answer: Answer) -> "AnswerEntry":
@@ -318,7 +337,14 @@ class AnswerEntry(AnswerShape, AnswerKey):
             FeatureIn.model_construct(feature=f.feature, weight=f.weight, reason=f.reason)
             for f in answer.features.all()
         ]
-        return cls.from_row(answer, system=answer.system.key, vignette=answer.vignette.key, features=features)
+        authenticity = (
+            AuthenticityEntry.model_construct(rating=answer.authenticity, signals=answer.writing_signals)
+            if answer.authenticity
+            else None
+        )
+        return cls.from_row(
+            answer, system=answer.system.key, vignette=answer.vignette.key, features=features, authenticity=authenticity
+        )
 
 
 class StudyFile(FileObject):

@@ -87,6 +87,8 @@ def _import_answers(study: Study, answers: list[AnswerEntry]) -> None:
             "selected": item.selected,
             "translations": item.translations,
         }
+        if item.authenticity is not None:  # how a survey answer was written survives an export and re-import
+            fields |= {"authenticity": item.authenticity.rating, "writing_signals": item.authenticity.signals}
         if "raw_text" in item.model_fields_set:  # exports leave it out; an LLM answer's raw reply must survive
             fields["raw_text"] = item.raw_text
         answer, _ = Answer.objects.update_or_create(

@@ -1,0 +1,152 @@
+"""How well the authenticity rating and the judge-quality flags find what they are meant to find.
+
+Run standalone: `python benchmarks/authenticity.py [--writers 20] [--repetitions 10]` (a temporary SQLite
+database; gunicorn serves the real pages; Debian's Chromium at /usr/bin/chromium types and pastes).
+
+1. Writers: simulated typists (key by key, with corrected typos), pasters (every field pasted whole with
+   Chromium's own Control+V) and typists who paste one short phrase (tests/e2e/writers.py) each write one
+   answer on the real answer-writing page. Printed: the ratings per kind, the detection rate (pasters
+   rated low; goal >= 95%) and the false-flag rate (typists rated low; goal <= 1%).
+2. Judges: the demo study with `--repetitions` judgments per cell, filled by `simulate_judges` with 10% and
+   30% inattentive judges (random picks; abilities gpt-4o 1.0, claude 0.5, philosopher -0.5 against lay
+   humans, times --ability-scale); printed, per share: how many inattentive judges the flags catch
+   and how many careful judges they flag (analysis/services/judge_quality.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness import free_port, server_env, setup_django, start_gunicorn  # noqa: E402
+
+KINDS = ("typist", "paster", "phrase")
+ABILITIES = {"gpt-4o": 1.0, "claude": 0.5, "philosopher": -0.5}  # moderate differences, as in the demo's story
+
+
+def write_answers(base: str, study, writers: int, seed: int) -> dict[str, list[str]]:
+    """Each kind writes `writers` answers through Chromium; returns {kind: [PROLIFIC_PID, …]}."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.e2e.browser import CHROMIUM_ARGS, stub_prolific
+    from tests.e2e.writers import write_answer, writing_context
+
+    rng = random.Random(seed)
+    pids: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        for n in range(writers):
+            for kind in KINDS:
+                pid = f"{len(KINDS) * n + KINDS.index(kind):024x}"
+                context = writing_context(browser)
+                page = context.new_page()
+                stub_prolific(page)
+                page.goto(f"{base}/r/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID={'b' * 24}&SESSION_ID={pid}")
+                page.get_by_label("I agree to take part").check()
+                page.get_by_role("button", name="Continue").click()
+                write_answer(page, kind=kind, rng=rng)
+                expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
+                context.close()
+                pids[kind].append(pid)
+        browser.close()
+    return pids
+
+
+def report_writers(pids: dict[str, list[str]]) -> None:
+    from surveys.models import RespondentTask
+
+    print(f"\n{'writer':<8} {'n':>4} {'high':>6} {'mixed':>6} {'low':>6} {'unknown':>8}")
+    ratings = {}
+    for kind, group in pids.items():
+        tasks = RespondentTask.objects.filter(respondent__prolific_pid__in=group, answer__isnull=False)
+        ratings[kind] = Counter(tasks.values_list("answer__authenticity", flat=True))
+        r = ratings[kind]
+        print(f"{kind:<8} {len(group):>4} {r['high']:>6} {r['mixed']:>6} {r['low']:>6} {r['unknown']:>8}")
+    detected = ratings["paster"]["low"] / max(1, len(pids["paster"]))
+    false_flags = ratings["typist"]["low"] / max(1, len(pids["typist"]))
+    phrase_low = ratings["phrase"]["low"] / max(1, len(pids["phrase"]))
+    print(f"detection: pasters rated low {detected:.1%} (goal >= 95%)")
+    print(
+        f"false flags: typists rated low {false_flags:.1%} (goal <= 1%); one pasted phrase rated low {phrase_low:.1%}"
+    )
+
+
+def judge_flags(repetitions: int, seed: int, scale: float) -> None:
+    from analysis.services.judge_quality import judge_measures, quality_summary
+    from analysis.services.simulated_judges import simulate_judges
+    from surveys.services.study_files import import_study
+
+    data = json.loads((ROOT / "surveys" / "demo" / "demo.study.json").read_text(encoding="utf-8"))
+    data["design"]["repetitions"] = repetitions
+    print(
+        f"\n{'inattentive':>11} {'judges':>7} {'careless':>9} {'caught':>7} {'careful flagged':>16} {'largest change':>15}"
+    )
+    for share in (0.1, 0.3):
+        study = import_study(dict(data, slug=f"judges-{int(share * 100)}"))
+        careless: list[int] = []
+        judges = repetitions * 6 * 4 // 3  # cells x judgments per cell / pages per judge
+        simulate_judges(
+            study=study,
+            judges=judges,
+            abilities={key: value * scale for key, value in ABILITIES.items()},
+            seed=seed,
+            inattentive=share,
+            inattentive_ids=careless,
+        )
+        measures = judge_measures(study=study)
+        measured = {j.participant_id for j in measures}
+        flagged = {j.participant_id for j in measures if j.reasons}
+        careless_set = measured & set(careless)
+        careful = measured - careless_set
+        caught = len(flagged & careless_set) / max(1, len(careless_set))
+        false = len(flagged & careful) / max(1, len(careful))
+        rows = quality_summary(study=study)["rows"]
+        change = max((r.largest_change or 0) for r in rows) if rows else 0.0
+        print(f"{share:>11.0%} {len(measured):>7} {len(careless_set):>9} {caught:>7.1%} {false:>16.1%} {change:>15.3f}")
+        why = Counter(
+            r.split(" (")[0].split(" on ")[0] for j in measures if j.participant_id in careful for r in j.reasons
+        )
+        print(f"{'':>11} careful judges' flags: {dict(why) or 'none'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--writers", type=int, default=20, help="answers per kind of writer (smallest: 1)")
+    parser.add_argument("--repetitions", type=int, default=10, help="judgments per cell in the judge part")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ability-scale", type=float, default=1.0, help="multiplies the systems' abilities")
+    parser.add_argument("--skip-writers", action="store_true", help="only the judge part (no browser)")
+    args = parser.parse_args()
+
+    directory = Path(tempfile.mkdtemp(prefix="mj-authenticity-"))
+    env = server_env(f"sqlite:///{directory}/bench.sqlite3")
+    setup_django(env)
+    started = time.monotonic()
+    if not args.skip_writers:
+        from tests.surveys.test_respondents import answering_study
+
+        study = answering_study(vignettes=4, m=1)
+        port = free_port()
+        with open(directory / "gunicorn.log", "w") as log:
+            server = start_gunicorn(env, workers=1, port=port, log=log)
+            try:
+                pids = write_answers(f"http://127.0.0.1:{port}", study, args.writers, args.seed)
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+        report_writers(pids)
+    judge_flags(args.repetitions, args.seed, args.ability_scale)
+    print(f"\n(took {time.monotonic() - started:.0f} s; database {directory})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+// How an answer was written, for the researcher's review (docs/authenticity.md): per text field the
+// keystrokes, the pastes and the characters they brought, and the time the field had focus; for the page,
+// how often and how long it was hidden or lost focus, and the time from the first keystroke to submitting.
+// Only counts and durations are kept, never what was typed or pasted; they go to the server in the hidden
+// input "writing_signals" with the form. Without this script the signals are "unknown".
+(function () {
+  "use strict";
+  var form = document.getElementById("answer-form");
+  var output = form && form.querySelector("input[name=writing_signals]");
+  if (!output) return;
+  var AWAY_WINDOW_MS = 60000; // a paste this soon after coming back to the page counts as "after away"
+  var NOT_TYPING = /^(Shift|Control|Alt|AltGraph|Meta|CapsLock|Tab|Escape|Arrow\w+|Home|End|PageUp|PageDown|F\d+)$/;
+  var fields = {};
+  var page = { hidden: 0, hidden_ms: 0, blurred: 0, blurred_ms: 0, first_key_to_submit_ms: 0 };
+  var firstKeyAt = null, hiddenSince = null, blurredSince = null, backAt = null, focusedSince = {};
+
+  function now() { return Math.round(performance.now()); }
+  function counts(name) {
+    if (!fields[name]) fields[name] = { keys: 0, pastes: 0, pasted_chars: 0, focus_ms: 0, pasted_after_away: 0 };
+    return fields[name];
+  }
+  function carryOver() {
+    // The page came back with an error (weights not adding to 100): keep counting from what was sent.
+    try {
+      var before = JSON.parse(output.value || "null");
+      if (!before || before.v !== 1) return;
+      Object.keys(before.fields || {}).forEach(function (name) {
+        var field = counts(name);
+        Object.keys(field).forEach(function (key) { field[key] = before.fields[name][key] || 0; });
+      });
+      Object.keys(page).forEach(function (key) { page[key] = (before.page || {})[key] || 0; });
+    } catch (error) { /* a value we cannot read: start afresh */ }
+  }
+
+  var inputs = form.querySelectorAll("textarea, input[type=text]");
+  inputs.forEach(function (input) {
+    var name = input.name;
+    input.addEventListener("keydown", function (event) {
+      if (event.ctrlKey || event.metaKey || NOT_TYPING.test(event.key || "")) return;
+      counts(name).keys += 1;
+      if (firstKeyAt === null) firstKeyAt = now();
+    });
+    input.addEventListener("paste", function (event) {
+      var data = event.clipboardData || window.clipboardData;
+      var text = data ? data.getData("text") || "" : "";
+      var field = counts(name);
+      field.pastes += 1;
+      field.pasted_chars += text.length;
+      if (backAt !== null && now() - backAt < AWAY_WINDOW_MS) field.pasted_after_away += text.length;
+    });
+    input.addEventListener("drop", function (event) {
+      var text = event.dataTransfer ? event.dataTransfer.getData("text") || "" : "";
+      counts(name).pastes += 1;
+      counts(name).pasted_chars += text.length;
+    });
+    input.addEventListener("focus", function () { focusedSince[name] = now(); });
+    input.addEventListener("blur", function () {
+      if (focusedSince[name] != null) counts(name).focus_ms += now() - focusedSince[name];
+      focusedSince[name] = null;
+    });
+  });
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") { page.hidden += 1; hiddenSince = now(); }
+    else if (hiddenSince !== null) { page.hidden_ms += now() - hiddenSince; hiddenSince = null; backAt = now(); }
+  });
+  window.addEventListener("blur", function () { page.blurred += 1; blurredSince = now(); });
+  window.addEventListener("focus", function () {
+    if (blurredSince !== null) { page.blurred_ms += now() - blurredSince; blurredSince = null; backAt = now(); }
+  });
+
+  function write() {
+    var active = document.activeElement;
+    if (active && focusedSince[active.name] != null) {
+      counts(active.name).focus_ms += now() - focusedSince[active.name];
+      focusedSince[active.name] = now();
+    }
+    if (firstKeyAt !== null) page.first_key_to_submit_ms += now() - firstKeyAt;
+    firstKeyAt = null;
+    output.value = JSON.stringify({ v: 1, fields: fields, page: page });
+  }
+  carryOver();
+  // Before answering.js may cancel the submit: capture phase, so a blocked submit also keeps its counts.
+  form.addEventListener("submit", write, true);
+})();

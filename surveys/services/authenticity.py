@@ -1,0 +1,124 @@
+"""Authenticity of a written answer: what the writing page recorded, checked, and one rating from it.
+
+The answer-writing page's own script (static/surveys/writing.js) counts, per text field, the keystrokes,
+the paste events and the characters they brought, and the time the field had focus; for the page, how
+often and how long it was hidden or lost focus, and the time from the first keystroke to submitting. It
+sends them in the hidden input `writing_signals`. Here they are checked (known names, whole numbers in
+range, a size cap) and the characters of the final text are added from what the server received. With
+JavaScript off, or signals that fail the checks, the answer's signals are unknown (None) and its rating
+is "unknown", never "low": a flag is for the researcher's review, not a verdict (docs/authenticity.md).
+"""
+
+import json
+
+from ..models import Answer
+
+SIGNALS_VERSION = 1
+MAX_SIGNALS_BYTES = 4000
+MAX_COUNT = 10**9  # any count or milliseconds beyond this is not from a real page
+FIELD_COUNTS = ("keys", "pastes", "pasted_chars", "focus_ms", "pasted_after_away")
+PAGE_COUNTS = ("hidden", "hidden_ms", "blurred", "blurred_ms", "first_key_to_submit_ms")
+
+# The rule (docs/authenticity.md). Shares are of the final text's characters, over all the answer's fields.
+MIN_CHARS = 20  # shorter answers say too little to rate: the rating is "high" unless most of it was pasted
+LOW_SHARE = 0.5  # half or more of the final text pasted, or not explained by keystrokes → low
+MIXED_SHARE = 0.15  # a sizeable part pasted → mixed
+MIXED_UNTYPED_SHARE = 0.25  # a quarter of the text not explained by keystrokes → mixed
+AWAY_PASTE_CHARS = 50  # a paste this long soon after coming back to a hidden or unfocused page → mixed
+
+
+def _count(value) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != value or value < 0 or value > MAX_COUNT:  # NaN, negative or absurd
+        return None
+    return int(value)
+
+
+def _counts(raw, names: tuple[str, ...]) -> dict[str, int] | None:
+    if not isinstance(raw, dict) or not set(raw) <= set(names):
+        return None
+    counts = {name: _count(raw.get(name, 0)) for name in names}
+    return None if None in counts.values() else counts
+
+
+def parse_signals(raw: str, *, texts: dict[str, str]) -> dict | None:
+    """The page's signals, checked, with each field's final `chars` added; None when absent or not valid."""
+    if not raw or len(raw.encode()) > MAX_SIGNALS_BYTES:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("v") != SIGNALS_VERSION or not isinstance(data.get("fields"), dict):
+        return None
+    page = _counts(data.get("page"), PAGE_COUNTS)
+    if page is None or not set(data["fields"]) <= set(texts):
+        return None
+    fields = {}
+    for name, text in texts.items():
+        counts = _counts(data["fields"].get(name, {}), FIELD_COUNTS)
+        if counts is None:
+            return None
+        if text or any(counts.values()):
+            fields[name] = counts | {"chars": len(text)}
+    return {"v": SIGNALS_VERSION, "fields": fields, "page": page}
+
+
+def stored_signals_problem(signals: dict) -> str | None:
+    """Why signals read back from a study file are not signals as this module stores them, or None."""
+    if len(json.dumps(signals)) > 2 * MAX_SIGNALS_BYTES:
+        return "are too large"
+    fields = signals.get("fields")
+    if signals.get("v") != SIGNALS_VERSION or not isinstance(fields, dict) or set(signals) != {"v", "fields", "page"}:
+        return f'must be {{"v": {SIGNALS_VERSION}, "fields": {{…}}, "page": {{…}}}} as exported'
+    if _counts(signals["page"], PAGE_COUNTS) is None:
+        return f"page must hold whole numbers from 0 to {MAX_COUNT} named {', '.join(PAGE_COUNTS)}"
+    for name, counts in fields.items():
+        if _counts(counts, (*FIELD_COUNTS, "chars")) is None:
+            return f"fields.{name} must hold whole numbers from 0 to {MAX_COUNT} named {', '.join(FIELD_COUNTS)}, chars"
+    return None
+
+
+def summary(signals: dict) -> dict[str, float | int]:
+    """The answer's totals the rule reads: characters, keystrokes, pasted characters and their shares."""
+    fields = signals["fields"].values()
+    chars = sum(f["chars"] for f in fields)
+    keys = sum(f["keys"] for f in fields)
+    pasted = sum(f["pasted_chars"] for f in fields)
+    untyped = max(0, chars - keys)  # characters the keystrokes cannot explain (pasted, dropped, filled in)
+    return {
+        "chars": chars,
+        "keys": keys,
+        "pasted_chars": pasted,
+        "pasted_share": min(1.0, pasted / chars) if chars else 0.0,
+        "untyped_share": untyped / chars if chars else 0.0,
+        "pasted_after_away": sum(f["pasted_after_away"] for f in fields),
+    }
+
+
+def rate(signals: dict | None) -> str:
+    """high / mixed / low from the signals (docs/authenticity.md); unknown without them."""
+    if not signals:
+        return Answer.Authenticity.UNKNOWN
+    totals = summary(signals)
+    if totals["chars"] == 0:
+        return Answer.Authenticity.UNKNOWN
+    mostly_pasted = max(totals["pasted_share"], totals["untyped_share"]) >= LOW_SHARE
+    if mostly_pasted and totals["chars"] >= MIN_CHARS:
+        return Answer.Authenticity.LOW
+    if (
+        totals["pasted_share"] >= MIXED_SHARE
+        or (totals["untyped_share"] >= MIXED_UNTYPED_SHARE and totals["chars"] >= MIN_CHARS)
+        or totals["pasted_after_away"] >= AWAY_PASTE_CHARS
+    ):
+        return Answer.Authenticity.MIXED
+    return Answer.Authenticity.HIGH
+
+
+def record_signals(*, answer: Answer, raw: str | None, texts: dict[str, str]) -> Answer:
+    """Store the checked signals and the rating on an answer written in the answer-writing survey."""
+    answer.writing_signals = parse_signals(raw or "", texts=texts)
+    answer.authenticity = rate(answer.writing_signals)
+    answer.save(update_fields=["writing_signals", "authenticity"])
+    return answer

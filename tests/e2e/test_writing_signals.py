@@ -1,0 +1,42 @@
+"""The writing page's own script in Chromium: an answer pasted in whole is rated low, a typed one high."""
+
+import random
+
+import pytest
+from playwright.sync_api import expect
+
+from surveys.models import Answer, RespondentTask
+from tests.e2e.browser import stub_prolific
+from tests.e2e.writers import write_answer, writing_context
+from tests.surveys.test_respondents import PID, STUDY_ID, answering_study
+
+
+def written_as(live_server, browser, study, *, kind: str, pid: str) -> Answer:
+    context = writing_context(browser)
+    page = context.new_page()
+    stub_prolific(page)
+    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID={STUDY_ID}&SESSION_ID={pid}")
+    page.get_by_label("I agree to take part").check()
+    page.get_by_role("button", name="Continue").click()
+    write_answer(page, kind=kind, rng=random.Random(7))
+    expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
+    context.close()
+    return RespondentTask.objects.get(respondent__prolific_pid=pid).answer
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_a_pasted_answer_is_rated_low_and_a_typed_one_high(live_server, chromium_browser):
+    study = answering_study(m=1)
+    pasted = written_as(live_server, chromium_browser, study, kind="paster", pid=PID)
+    assert pasted.authenticity == "low"
+    action = pasted.writing_signals["fields"]["action"]
+    assert action["pastes"] == 1
+    assert action["pasted_chars"] == action["chars"] > 0
+
+    typed = written_as(live_server, chromium_browser, study, kind="typist", pid="5f1e0c7a9b3d2e4f6a8b0c1e")
+    assert typed.authenticity == "high"
+    action = typed.writing_signals["fields"]["action"]
+    assert action["pastes"] == 0
+    assert action["keys"] >= action["chars"] > 0
+    assert typed.writing_signals["page"]["first_key_to_submit_ms"] > 0

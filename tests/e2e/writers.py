@@ -1,0 +1,104 @@
+"""Simulated writers on the real answer-writing page (shared by tests/e2e and benchmarks/authenticity.py).
+
+- typist: types every text field key by key, with the odd typo corrected by Backspace;
+- paster: pastes every text field whole (a chatbot's answer copied in), types only the weights;
+- phrase: types everything but pastes one short phrase (a quotation, a name) into one field.
+
+A paste is Chromium's own: the text is put on the clipboard and Control+V pressed in the field, so the page
+sees the same paste event and inserted text a person's paste gives.
+"""
+
+import random
+
+WORDS = [
+    "the",
+    "friend",
+    "trust",
+    "honesty",
+    "harm",
+    "would",
+    "should",
+    "because",
+    "their",
+    "family",
+    "money",
+    "promise",
+    "truth",
+    "fair",
+    "kind",
+    "duty",
+    "risk",
+    "life",
+    "help",
+    "others",
+    "care",
+    "respect",
+    "choice",
+    "cost",
+    "loss",
+    "safety",
+    "right",
+    "wrong",
+    "loyal",
+    "lie",
+    "report",
+]
+
+PHRASES = ["do unto others", "first, do no harm", "the greater good", "honesty is the best policy"]
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+def answer_texts(rng: random.Random, *, features: int = 2) -> dict[str, str]:
+    """What a writer puts in each text field (about 300–500 characters in all)."""
+    texts = {"action": sentence(rng, rng.randint(12, 20)), "additional_information": sentence(rng, rng.randint(5, 9))}
+    for number in range(1, features + 1):
+        texts[f"feature_{number}"] = sentence(rng, rng.randint(2, 4))
+        texts[f"reason_{number}"] = sentence(rng, rng.randint(10, 16))
+    return texts
+
+
+def paste(page, selector: str, text: str) -> None:
+    page.click(selector)
+    page.evaluate("text => navigator.clipboard.writeText(text)", text)
+    page.keyboard.press("Control+V")
+
+
+def type_text(page, selector: str, text: str, rng: random.Random) -> None:
+    page.click(selector)
+    for char in text:
+        if rng.random() < 0.03:  # a typo, noticed and corrected
+            page.keyboard.type(rng.choice("qwertyuiop"))
+            page.keyboard.press("Backspace")
+        page.keyboard.type(char)
+
+
+def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
+    """Fill the page as a writer of this kind and submit; returns the texts written."""
+    texts = answer_texts(rng)
+    phrase_field = rng.choice(sorted(texts)) if kind == "phrase" else None
+    for name, text in texts.items():
+        selector = f"#id_{name}"
+        if kind == "paster":
+            paste(page, selector, text)
+        elif name == phrase_field:
+            phrase = rng.choice(PHRASES)
+            type_text(page, selector, text, rng)
+            paste(page, selector, " " + phrase)
+            texts[name] = text + " " + phrase
+        else:
+            type_text(page, selector, text, rng)
+    for number, weight in enumerate((60, 40), start=1):
+        page.fill(f"#id_weight_{number}", str(weight))
+    page.get_by_role("button", name="Submit this answer").click()
+    return texts
+
+
+def writing_context(browser):
+    """A browser context whose pages may use the clipboard (for the pasters)."""
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    context.set_default_timeout(15_000)
+    return context
