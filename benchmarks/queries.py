@@ -125,7 +125,12 @@ def walk_one_judge(study, number: int) -> Walk:
         return response.headers.get("Location", url)
 
     pid, session = f"{number:024x}", f"{number + 10**6:024x}"
-    url = request("entry GET", "GET", f"/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID={session}", expect=302)
+    url = request(
+        "entry GET",
+        "GET",
+        f"/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID={session}",
+        expect=302,
+    )
     request("consent GET", "GET", url)
     url = request("consent POST", "POST", url, {"consent": "yes", "anonymised": "yes"}, expect=302)
     request("demographics GET", "GET", url)

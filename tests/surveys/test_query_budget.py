@@ -13,7 +13,6 @@ import pytest
 from benchmarks.queries import BUDGET_FILE, STEPS, build_study, statements_per_step, walk_one_judge
 
 
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_no_step_of_a_finished_judge_sends_more_statements_than_its_budget():
