@@ -4,8 +4,6 @@ Every page first asks where the participant really is (`current_step`) and sends
 they asked for another page, so a reload, the back button or an old tab never skips or repeats work.
 """
 
-import contextlib
-
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,6 +17,7 @@ from ..models import Assignment, Participant, Study
 from ..services.entry_limit import admit_entry
 from ..services.errors import EntryRateLimited, SessionInUse
 from ..services.judging import (
+    Step,
     attention_options,
     completion_code,
     current_step,
@@ -32,6 +31,7 @@ from ..services.judging import (
     start_preview,
 )
 from ..services.languages import attention_texts
+from ..services.live_content import content_of
 from ..services.participation import StepName
 from ..services.prolific_link import parse_prolific_params, prolific_return_url
 
@@ -60,8 +60,9 @@ def _problem(request, study: Study | None, problems: list[str], status: int = 40
     return render(request, "surveys/judging/problem.html", context, status=status)
 
 
-def _to_step(participant: Participant):
-    step = current_step(participant)
+def _to_step(participant: Participant, step: Step | None = None):
+    """A redirect to where the participant is (`step` when known already, else read)."""
+    step = step or current_step(participant)
     slug = participant.study.slug
     if step.name == StepName.PAIR:
         return redirect("surveys:judging-pair", slug, step.assignment.position)
@@ -78,7 +79,7 @@ def _at(request, slug: str, *names: StepName):
         return None, None, _problem(request, get_object_or_404(Study, slug=slug), [NO_SESSION], status=403)
     step = current_step(participant)
     if step.name not in names:
-        return participant, step, _to_step(participant)
+        return participant, step, _to_step(participant, step)
     return participant, step, None
 
 
@@ -102,7 +103,8 @@ def entry(request, slug: str):
             participant = start_preview(study=study)  # staff only
     except ValidationError as exc:
         return _problem(request, study, exc.messages, status=ENTRY_REFUSED_STATUS.get(type(exc), 400))
-    request.session[key] = participant.pk
+    if request.session.get(key) != participant.pk:  # an unchanged session is not written again
+        request.session[key] = participant.pk
     return _to_step(participant)
 
 
@@ -135,24 +137,30 @@ def pair(request, slug: str, position: int):
     participant, step, elsewhere = _at(request, slug, StepName.PAIR)
     if participant is None:
         return elsewhere
-    if not (step.name == StepName.PAIR and 1 <= position <= step.total):
+    pages = {a.position: a for a in step.assignments}
+    if position not in pages:
         get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
     if elsewhere or step.assignment.position != position:
-        if participant.assignments.filter(position=position, status=Assignment.Status.COMPLETED).exists():
+        page = pages.get(position) or participant.assignments.filter(position=position).first()
+        if page is not None and page.status == Assignment.Status.COMPLETED:
             messages.info(
                 request,
                 gettext("Your choices for scenario {number} are saved; they cannot be changed.").format(
                     number=position
                 ),
             )
-        return _to_step(participant)
-    form = PairForm(request.POST or None, questions=list(participant.study.questions.order_by("position", "id")))
+        return _to_step(participant, step)
+    form = PairForm(request.POST or None, questions=content_of(participant.study).questions)
     if form.is_valid():
-        with contextlib.suppress(ValidationError):  # a stale page: go on to where the participant really is
-            record_page(
+        try:
+            stored = record_page(
                 participant=participant, assignment=step.assignment, picks=form.picks(), questions=form.questions
             )
-        return _to_step(participant)
+        except ValidationError:  # a stale page: go on to where the participant really is
+            return _to_step(participant)
+        if stored is not step.assignment:  # closed before (another tab): read where the participant is
+            return _to_step(participant)
+        return _to_step(participant, current_step(participant, list(step.assignments)))
     if step.assignment.shown_at is None:
         mark_shown(assignment=step.assignment)
     context = {"participant": participant, "step": step, "form": form, "page": page_content(step.assignment)}
