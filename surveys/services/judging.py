@@ -12,23 +12,21 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from ..models import (
     DEFAULT_ATTENTION_OPTIONS,
     Assignment,
-    Cell,
     Judgment,
     Participant,
-    Question,
     Study,
 )
 from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
-from .live_content import answers_of, content_of
+from .live_content import answers_of
+from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
 from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (the median is computed in the database)
@@ -190,72 +188,6 @@ def page_content(assignment: Assignment) -> dict:
         "vignette": assignment.vignette,
         "answers": [("A", by_id[assignment.first_answer_id]), ("B", by_id[assignment.second_answer_id])],
     }
-
-
-@transaction.atomic
-def record_page(
-    *,
-    participant: Participant,
-    assignment: Assignment,
-    picks: dict[str, str],
-    questions: list[Question] | None = None,
-    now: datetime | None = None,
-) -> Assignment:
-    """Store one page's picks (one per question, `first` or `second`) together, and close the page.
-
-    A page that is already closed is left as it is (a double submit); only the current page can be
-    answered. Every writer of a participant's assignments holds the participant's row lock first;
-    the page is closed by one UPDATE whose condition is "still open, and no earlier page open", so
-    whichever of two submits comes second changes nothing. Returns the assignment as stored.
-    """
-    now = now or timezone.now()
-    if questions is None:
-        questions = content_of(participant.study).questions
-    if set(picks) != {q.key for q in questions}:
-        raise ValidationError("Every question needs an answer.")
-    if any(pick not in Judgment.Position.values for pick in picks.values()):
-        raise ValidationError("Each answer must be A or B.")
-    Participant.objects.select_for_update().filter(pk=participant.pk).values_list("pk").first()
-    seconds = max(0.0, (now - (assignment.shown_at or assignment.reserved_at)).total_seconds())
-    reserved = Assignment.Status.RESERVED
-    earlier_open = Assignment.objects.filter(
-        participant_id=participant.pk, status=reserved, position__lt=OuterRef("position")
-    )
-    closed = (
-        Assignment.objects.filter(pk=assignment.pk, participant_id=participant.pk, status=reserved)
-        .exclude(Exists(earlier_open))
-        .update(status=Assignment.Status.COMPLETED, completed_at=now, seconds=seconds)
-    )
-    if not closed:
-        stored = Assignment.objects.get(pk=assignment.pk, participant_id=participant.pk)
-        if stored.status != reserved:
-            return stored  # closed already: a double submit, or the back button
-        raise ValidationError("This is not the page you are on.")
-    pair = {Judgment.Position.FIRST: assignment.first_answer_id, Judgment.Position.SECOND: assignment.second_answer_id}
-    Judgment.objects.bulk_create(
-        [
-            Judgment(
-                assignment=assignment,
-                question=question,
-                winner_id=pair[picks[question.key]],
-                loser_id=pair[other_position(picks[question.key])],
-                winner_position=picks[question.key],
-                seconds_on_page=seconds,
-                created_at=now,
-            )
-            for question in questions
-        ]
-    )
-    assignment.status, assignment.completed_at, assignment.seconds = Assignment.Status.COMPLETED, now, seconds
-    if assignment.counts_toward_cell:
-        Cell.objects.filter(pk=assignment.cell_id, reserved__gte=1).update(
-            reserved=F("reserved") - 1, completed=F("completed") + 1
-        )
-    return assignment
-
-
-def other_position(position: str) -> str:
-    return Judgment.Position.SECOND if position == Judgment.Position.FIRST else Judgment.Position.FIRST
 
 
 def attention_options(study: Study) -> list[str]:

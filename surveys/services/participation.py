@@ -166,7 +166,7 @@ def apply_event(
     `locked`: the caller holds the row lock and passes the participant as read under it (no second
     read); its fields named in `also_save` are stored in the same UPDATE.
     """
-    with transaction.atomic():
+    with transaction.atomic(savepoint=not locked):  # under the caller's lock, inside the caller's transaction
         if not locked:
             participant = Participant.objects.select_for_update(of=("self",)).get(pk=participant.pk)
         rule = rule_for(participant.status, event)

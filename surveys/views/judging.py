@@ -4,9 +4,11 @@ Every page first asks where the participant really is (`current_step`) and sends
 they asked for another page, so a reload, the back button or an old tab never skips or repeats work.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -54,6 +56,41 @@ def _session_key(slug: str) -> str:
     return f"judging:{slug}"
 
 
+# Which participant this browser is, per study: a signed cookie, so the participant's pages read no
+# session row (sessions stay in the database for the researchers; a browser that entered before the
+# cookie existed is still found through its session).
+COOKIE_SALT = "surveys.judging.participant"
+
+
+def _cookie_name(slug: str) -> str:
+    return f"judging-{slug}"
+
+
+def _participant_id(request, slug: str) -> int | None:
+    signed = request.get_signed_cookie(
+        _cookie_name(slug), default=None, salt=COOKIE_SALT, max_age=settings.SESSION_COOKIE_AGE
+    )
+    if signed is not None and signed.isdigit():
+        return int(signed)
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return request.session.get(_session_key(slug))
+    return None
+
+
+def _remember(response, slug: str, participant: Participant):
+    response.set_signed_cookie(
+        _cookie_name(slug),
+        str(participant.pk),
+        salt=COOKIE_SALT,
+        max_age=settings.SESSION_COOKIE_AGE,
+        path=reverse("surveys:judging-entry", args=[slug]),
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
+
+
 def _problem(request, study: Study | None, problems: list[str], status: int = 400):
     # A refusal with its own advice (wait, or continue elsewhere) is shown without the general advice.
     context = {"study": study, "problems": problems, "advice_given": status in ENTRY_REFUSED_STATUS.values()}
@@ -71,13 +108,23 @@ def _to_step(participant: Participant, step: Step | None = None):
 
 def _at(request, slug: str, *names: StepName):
     """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
-    participant_id = request.session.get(_session_key(slug))
-    participant = (
-        Participant.objects.filter(pk=participant_id, study__slug=slug).select_related("study").order_by().first()
-    )
+    participant_id = _participant_id(request, slug)
+    participant, pages = None, None
+    if participant_id is not None and {StepName.PAIR, StepName.ATTENTION} & set(names):
+        # On the judging pages one query reads the pages with their participant and study.
+        pages = list(
+            Assignment.objects.filter(participant_id=participant_id, participant__study__slug=slug)
+            .select_related("participant__study", "vignette")
+            .order_by("position")
+        )
+        participant = pages[0].participant if pages else None
+    if participant is None and participant_id is not None:
+        participant = (
+            Participant.objects.filter(pk=participant_id, study__slug=slug).select_related("study").order_by().first()
+        )
     if participant is None:
         return None, None, _problem(request, get_object_or_404(Study, slug=slug), [NO_SESSION], status=403)
-    step = current_step(participant)
+    step = current_step(participant, pages or None)
     if step.name not in names:
         return participant, step, _to_step(participant, step)
     return participant, step, None
@@ -87,8 +134,8 @@ def _at(request, slug: str, *names: StepName):
 def entry(request, slug: str):
     """/s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…; a staff user without them previews."""
     study = get_object_or_404(Study, slug=slug)
-    key = _session_key(slug)
-    resuming = Participant.objects.filter(pk=request.session.get(key), study=study).order_by().first()
+    known = _participant_id(request, slug)
+    resuming = Participant.objects.filter(pk=known, study=study).order_by().first() if known else None
     staff = request.user.is_staff
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):
@@ -103,9 +150,8 @@ def entry(request, slug: str):
             participant = start_preview(study=study)  # staff only
     except ValidationError as exc:
         return _problem(request, study, exc.messages, status=ENTRY_REFUSED_STATUS.get(type(exc), 400))
-    if request.session.get(key) != participant.pk:  # an unchanged session is not written again
-        request.session[key] = participant.pk
-    return _to_step(participant)
+    response = _to_step(participant)
+    return response if known == participant.pk else _remember(response, slug, participant)
 
 
 @require_http_methods(["GET", "POST"])
@@ -117,7 +163,8 @@ def consent(request, slug: str):
     if form.is_valid():
         participant = record_consent(participant=participant, **form.cleaned_data)
         return _to_step(participant)
-    return render(request, "surveys/judging/consent.html", {"participant": participant, "form": form})
+    context = {"participant": participant, "form": form, "question_count": len(content_of(participant.study).questions)}
+    return render(request, "surveys/judging/consent.html", context)
 
 
 @require_http_methods(["GET", "POST"])
