@@ -1,6 +1,7 @@
 """The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
 
 from django import forms
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
@@ -22,6 +23,25 @@ def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.Typed
 def _choices(values: list[str]) -> list[tuple[str, str]]:
     # Stored in English, shown in the study's language (constants marks them for translation).
     return [("", _("— choose —"))] + [(value, _(value)) for value in values]
+
+
+class RenderedOnceSelect(forms.Select):
+    """A long select (the 199 countries) rendered once per language, then reused while nothing is chosen.
+
+    Rendering it through Django's widget templates with translated labels took most of the
+    demographics page's time; the HTML only depends on the language, the field and its attributes.
+    """
+
+    _rendered: dict[tuple, str] = {}
+
+    def render(self, name, value, attrs=None, renderer=None):
+        if value not in (None, ""):
+            return super().render(name, value, attrs, renderer)  # a choice to show again: rare
+        key = (translation.get_language(), name, *sorted({**self.attrs, **(attrs or {})}.items()))
+        html = self._rendered.get(key)
+        if html is None:
+            html = self._rendered[key] = super().render(name, value, attrs, renderer)
+        return html
 
 
 def _please_choose(required: str, invalid: str) -> dict[str, str]:
@@ -85,6 +105,7 @@ class DemographicsForm(forms.Form):
     country = forms.ChoiceField(
         label=_("Country of residence"),
         choices=_choices([*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
+        widget=RenderedOnceSelect,
         error_messages=_please_choose(
             _("Please choose your country of residence."), _("Please choose your country of residence from the list.")
         ),
