@@ -104,8 +104,12 @@ def counting():
         count.logged_control = sum(q["sql"] in ("BEGIN", "COMMIT", "ROLLBACK") for q in captured.captured_queries)
 
 
-def build_study(*, slug: str = "queries", systems: int = 3, vignettes: int = 6, k: int = 5, repetitions: int = 4):
-    """A live study with room for several judges of k pages, through the researcher's import command."""
+def build_study(*, slug: str = "queries", systems: int = 3, vignettes: int = 6, k: int = 5, repetitions: int = 30):
+    """A live study through the researcher's import command, with room for many judges of k pages.
+
+    3 systems x 6 vignettes x R=30: 540 places, so the judges measured are not among the last places,
+    which are chosen one arrival at a time (two statements more: docs/allocation.md).
+    """
     sys.path.insert(0, str(ROOT))
     from benchmarks.harness import import_study_file, judging_study_file
     from surveys.models import Study
@@ -231,7 +235,7 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore", message="No directory at")  # WhiteNoise: no collectstatic here
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        study = build_study(repetitions=args.judges + 1)
+        study = build_study()
         baseline = healthz_seconds()
         fresh = walk_one_judge(study, 0)  # the first judge a fresh process serves
         warm(study)

@@ -26,6 +26,10 @@ T = TypeVar("T")
 ATTEMPTS = 30  # tries when other arrivals hold the free cells' locks for a moment
 SPARE_VIGNETTES = 2  # vignettes locked per place wanted: k of them may be held by other arrivals
 CELLS_PER_VIGNETTE = 3  # the least-filled cells locked on each
+# The last places of a study are chosen one arrival at a time (docs/allocation.md): from this many
+# judges' worth of places left, an arrival takes the study's advisory lock LAST_PLACES_LOCK first.
+LAST_PLACES_JUDGES = 25
+LAST_PLACES_LOCK = 24_001  # the advisory lock's first key (the second is the study's id)
 
 
 def allocate(*, participant: Participant, now: datetime | None = None) -> list[Assignment]:
@@ -131,15 +135,28 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
         return _choose(every, _ranked_vignettes(every), k)
     with_room = cells.filter(completed__lt=F("target") - F("reserved"))
     read = list(with_room)
+    one_at_a_time = _last_places(read, k) and connection.vendor == "postgresql"
+    if one_at_a_time:
+        # The last places: arrivals choose one after another, each from the counts as they are now
+        # (docs/allocation.md). Released at commit; SQLite serialises its writers anyway.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LAST_PLACES_LOCK, study.pk])
+        read = list(with_room.all())  # a fresh read (`all()`: not the queryset's cached rows)
     order = _ranked_vignettes(read)[: SPARE_VIGNETTES * k]
     wanted = [cell.pk for vignette in order for cell in _least_filled_first(read, vignette)[:CELLS_PER_VIGNETTE]]
-    locked = list(with_room.filter(pk__in=wanted).select_for_update(skip_locked=True))
+    # One at a time, a cell's lock is only ever held for a moment by a page being closed: wait for it.
+    locked = list(with_room.filter(pk__in=wanted).select_for_update(skip_locked=not one_at_a_time))
     chosen = _choose(locked, order, k)
     if len(chosen) < k:
         return chosen
     # Under the locks the room is there; the condition is kept for databases without row locks.
     taken = with_room.filter(pk__in=[cell.pk for cell in chosen]).update(reserved=F("reserved") + 1)
     return chosen if taken == k else []
+
+
+def _last_places(cells_with_room: list[Cell], k: int) -> bool:
+    """Whether the study is down to its last LAST_PLACES_JUDGES judges' places."""
+    return sum(cell.target - cell.fill for cell in cells_with_room) <= LAST_PLACES_JUDGES * k
 
 
 def _ranked_vignettes(cells: list[Cell]) -> list[int]:

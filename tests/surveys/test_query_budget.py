@@ -19,7 +19,7 @@ PER_JUDGE_LIMIT = 60  # issue 24: a finished judge costs the database at most 60
 @pytest.mark.django_db(transaction=True)
 def test_no_step_of_a_finished_judge_sends_more_statements_than_its_budget():
     budget = json.loads(BUDGET_FILE.read_text(encoding="utf-8"))
-    study = build_study(repetitions=2)
+    study = build_study()
     walk_one_judge(study, 1)
     warm(study)  # this process has read the live study, as a web process serving it has
     measured = statements_per_step(walk_one_judge(study, 2))
