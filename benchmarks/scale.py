@@ -51,6 +51,7 @@ from harness import (
     import_study_file,
     judge,
     judging_study_file,
+    new_client,
     p95,
     run_pool,
     server_env,
@@ -212,7 +213,7 @@ def measure_refit(env: dict, *, bootstrap: int) -> dict:
 
 
 def logged_in_client(base: str) -> httpx.Client:
-    client = httpx.Client(base_url=base, timeout=600)
+    client = new_client(base, timeout=600)
     page = client.get("/admin/login/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
     username, password = STAFF
@@ -284,7 +285,7 @@ def measure_pages(env: dict, *, size: int, judges: int, concurrency: int, baseli
         baseline = Recorder()
 
         def health(_):
-            with httpx.Client(base_url=base, timeout=60) as client:
+            with new_client(base) as client:
                 for _ in range(10):
                     baseline.request(client, "healthz", "GET", "/healthz", (200,))
             return "ok"
