@@ -19,8 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (
     DEMOGRAPHICS,
@@ -29,6 +27,7 @@ from harness import (
     form_post,
     free_port,
     fresh_database,
+    new_client,
     server_env,
     setup_django,
     start_gunicorn,
@@ -42,7 +41,7 @@ GENUINE = "203.0.113.50"
 def arrive(rec: Recorder, base: str, slug: str, number: int, address: str) -> str:
     """One arrival through consent and demographics: 'judging', 'full' or 'refused' (HTTP 429)."""
     link = f"/s/{slug}/?PROLIFIC_PID={number:024x}&STUDY_ID={'b' * 24}&SESSION_ID={number + 1:024x}"
-    with httpx.Client(base_url=base, timeout=60, headers={"X-Forwarded-For": address}) as client:
+    with new_client(base, headers={"X-Forwarded-For": address}) as client:
         response = rec.request(client, "entry", "GET", link, (302, 429))
         if response.status_code == 429:
             return "refused"

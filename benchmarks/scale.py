@@ -51,6 +51,7 @@ from harness import (
     import_study_file,
     judge,
     judging_study_file,
+    new_client,
     p95,
     run_pool,
     server_env,
@@ -208,11 +209,13 @@ def measure_refit(env: dict, *, bootstrap: int) -> dict:
     seconds = time.perf_counter() - start
     if child.returncode != 0:
         raise SystemExit(f"refit failed: {err.decode()[-2000:]}")
-    return {"seconds": seconds, "peak_mb": usage.ru_maxrss / 1024, "summary": out.decode().splitlines()[0]}
+    lines = out.decode().splitlines()
+    phases = next((line.removeprefix("Phases: ") for line in lines if line.startswith("Phases: ")), "")
+    return {"seconds": seconds, "peak_mb": usage.ru_maxrss / 1024, "summary": lines[0], "phases": phases}
 
 
 def logged_in_client(base: str) -> httpx.Client:
-    client = httpx.Client(base_url=base, timeout=600)
+    client = new_client(base, timeout=600)
     page = client.get("/admin/login/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
     username, password = STAFF
@@ -284,7 +287,7 @@ def measure_pages(env: dict, *, size: int, judges: int, concurrency: int, baseli
         baseline = Recorder()
 
         def health(_):
-            with httpx.Client(base_url=base, timeout=60) as client:
+            with new_client(base) as client:
                 for _ in range(10):
                     baseline.request(client, "healthz", "GET", "/healthz", (200,))
             return "ok"
@@ -319,6 +322,8 @@ def print_table(rows: list[dict]) -> None:
     heads = ["measure"] + [f"{row['size']:,}" for row in rows]
     lines = [("refit wall (s)", [f"{r['refit']['seconds']:.1f}" for r in rows])]
     lines.append(("refit peak memory (MB)", [f"{r['refit']['peak_mb']:.0f}" for r in rows]))
+    for row in rows:
+        print(f"refit phases at {row['size']:,} judgments: {row['refit'].get('phases') or 'not printed'}")
     for name in EXPORTS:
         lines.append((f"{name} first byte (s)", [f"{r['exports'][name]['first_byte']:.2f}" for r in rows]))
         lines.append((f"{name} total (s)", [f"{r['exports'][name]['seconds']:.1f}" for r in rows]))

@@ -10,6 +10,10 @@ full the last arrivals see the "study is full" page; that is counted, not an err
 Printed: completed participants, errors, judgments stored vs expected, cell fill (max - min and
 against the target), and the judging page's throughput and p95 latency as ratios to the trivial
 /healthz view served by the same server in the same run (timings only mean anything as ratios).
+Then, on a study of its own, `--step-rounds` rounds at each `--step-concurrency` (1 and 30): each
+step's p95 as a ratio to the /healthz p95 of the same round, and judges completed per second, printed
+as the median with the lowest and highest round (benchmarks/step_ratios.py). Every load-generator
+client shares one TLS context (harness.new_client), so building clients costs the baseline nothing.
 
 Across hosts: `--web-processes 3 --nginx` starts three gunicorn processes on ports of their own (as three
 hosts would be) behind Debian's nginx running deploy/nginx.conf unprivileged from a temporary directory, and
@@ -32,9 +36,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import step_ratios
 from harness import (
     CSRF,
     DEMOGRAPHICS,
@@ -44,6 +47,7 @@ from harness import (
     free_port,
     fresh_database,
     judge,
+    new_client,
     p95,
     run_pool,
     server_env,
@@ -90,6 +94,9 @@ def main() -> None:
     parser.add_argument("--web-processes", type=int, default=1, help="gunicorn processes, each on a port of its own")
     parser.add_argument("--nginx", action="store_true", help="every request through nginx (deploy/nginx.conf)")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database afterwards")
+    parser.add_argument("--step-rounds", type=int, default=3, help="rounds of per-step ratios (0: none)")
+    parser.add_argument("--step-judges", type=int, default=30, help="judges per round (at least the concurrency)")
+    parser.add_argument("--step-concurrency", default="1,30", help="concurrencies of the per-step rounds")
     args = parser.parse_args()
     if args.web_processes > 1 and not args.nginx:
         parser.error("--web-processes above 1 needs --nginx in front of them")
@@ -105,6 +112,7 @@ def main() -> None:
         slug="bench", repetitions=args.repetitions, k=args.k, systems=args.systems, vignettes=args.vignettes
     )
     pages_study = load_study(slug="bench-pages", repetitions=10_000, k=args.k, systems=args.systems, vignettes=args.k)
+    steps_study = load_study(slug="bench-steps", repetitions=10_000, k=args.k, systems=args.systems, vignettes=args.k)
     questions = list(study.questions.values_list("key", flat=True))
     cells = Cell.objects.filter(study=study).count()
     places = cells * args.repetitions
@@ -146,7 +154,7 @@ def main() -> None:
         rec_base = Recorder()
 
         def health(_):
-            with httpx.Client(base_url=base, timeout=60) as client:
+            with new_client(base) as client:
                 for _ in range(10):
                     rec_base.request(client, "healthz", "GET", "/healthz", (200,))
             return "ok"
@@ -167,7 +175,7 @@ def main() -> None:
         rec_pages = Recorder()
         holders = []
         for n in range(args.concurrency):
-            client = httpx.Client(base_url=base, timeout=60)
+            client = new_client(base)
             link = (
                 f"/s/{pages_study.slug}/?PROLIFIC_PID={10**6 + n:024x}&STUDY_ID={'c' * 24}&SESSION_ID={10**6 + n:024x}"
             )
@@ -186,6 +194,14 @@ def main() -> None:
         _, page_errors, page_wall = run_pool(args.concurrency, range(args.concurrency), reload_page)
         for client, _ in holders:
             client.close()
+        step_lines, step_errors = step_ratios.measure(
+            base,
+            slug=steps_study.slug,
+            questions=questions,
+            concurrencies=[int(c) for c in args.step_concurrency.split(",")],
+            rounds=args.step_rounds,
+            judges=args.step_judges,
+        )
         signed_in = researcher_pages(base, pages=2 * args.web_processes + 1)
     finally:
         for server in reversed(servers):
@@ -252,6 +268,7 @@ def main() -> None:
         f"{p95(page_only) / p95(healthz):.2f}x baseline p95; errors {len(page_errors)}"
     )
 
+    print("\n".join(step_lines))
     print(f"researcher signed in through {base}: {signed_in}")
     failures = guarantees(study=study, recorder=rec, questions=questions, full=full)
     failures += [] if signed_in == "admin pages served" else [f"sign-in: {signed_in}"]
@@ -261,7 +278,7 @@ def main() -> None:
     connections.close_all()
     if not args.keep:
         drop_database(args.postgres, args.database)
-    if failures or errors or page_errors:
+    if failures or errors or page_errors or step_errors:
         raise SystemExit(1)
 
 
@@ -308,7 +325,7 @@ def guarantees(*, study, recorder, questions: list[str], full: int) -> list[str]
 def researcher_pages(base: str, *, pages: int) -> str:
     """Sign in to the admin through `base`, then load the admin index `pages` times: behind nginx each request
     goes to the next web process, so the CSRF cookie and the session must be good on all of them."""
-    with httpx.Client(base_url=base, timeout=60) as client:
+    with new_client(base) as client:
         login = client.get("/admin/login/?next=/admin/")
         token = CSRF.search(login.text).group(1)
         data = {"username": RESEARCHER[0], "password": RESEARCHER[1], "csrfmiddlewaretoken": token, "next": "/admin/"}

@@ -35,6 +35,7 @@ def test_judges_spread_over_two_web_processes_behind_nginx_fill_every_cell_exact
     tiny = ["--participants", "8", "--concurrency", "4", "--systems", "3", "--vignettes", "2", "--repetitions", "2"]
     tiny += ["--k", "2", "--baseline-requests", "100", "--workers", "1", "--web-processes", "2", "--nginx"]
     tiny += ["--postgres", server, "--database", f"{db['NAME']}_survey_load"]
+    tiny += ["--step-rounds", "1", "--step-judges", "3", "--step-concurrency", "1,2"]
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "survey_load.py"), *tiny],
         capture_output=True,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -59,10 +61,12 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
         parameters=parameters,
         git_revision=git_revision(),
     )
+    phases: dict[str, float] = {}  # seconds per phase, for the log and `manage.py refit`
     try:
-        data = read_study_data(study=study)
+        with _timed(phases, "reading"):
+            data = read_study_data(study=study)
         parameters["reference"] = data.systems[data.reference]["key"]
-        questions = _fit_questions(data, parameters=parameters)
+        questions = _fit_questions(data, parameters=parameters, phases=phases)
     except (ValidationError, ValueError, np.linalg.LinAlgError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         log.warning("refit of study %s failed: %s", study.slug, message)
@@ -70,32 +74,45 @@ def refit_study(*, study: Study, trigger: str, parameters: dict | None = None, r
     except Exception as exc:  # an unexpected bug: record it on the run, then let the worker see it
         _mark_failed(run, f"{type(exc).__name__}: {exc}")
         raise
-    _mark_done(run, data=data, parameters=parameters, questions=questions)
-    log.info("refit study=%s run=%s judgments=%s", study.slug, run.pk, run.n_judgments)
+    with _timed(phases, "storing"):
+        _mark_done(run, data=data, parameters=parameters, questions=questions)
+    run.phase_seconds = phases
+    log.info("refit study=%s run=%s judgments=%s phases=%s", study.slug, run.pk, run.n_judgments, phases)
     return run
 
 
-def _fit_questions(data: StudyData, *, parameters: dict) -> list[QuestionResult]:
+@contextmanager
+def _timed(phases: dict[str, float], name: str):
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        phases[name] = phases.get(name, 0.0) + time.perf_counter() - started
+
+
+def _fit_questions(data: StudyData, *, parameters: dict, phases: dict[str, float]) -> list[QuestionResult]:
     """Every question's fit, in the study's order."""
     # The participants' bootstrap weights are drawn once, for every question (a joint bootstrap).
-    participant_replicates = resample_participants(
-        data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
-    )
+    with _timed(phases, "bootstrap weights"):
+        participant_replicates = resample_participants(
+            data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
+        )
     questions = []
     for position in range(len(data.questions)):
         # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
         question, data.questions[position] = data.questions[position], None
-        questions.append(
-            fit_question(
-                question,
-                systems=data.systems,
-                reference=data.reference,
-                parameters=parameters,
-                position=position,
-                vignette_keys=data.vignette_keys,
-                participant_replicates=participant_replicates[position],
+        with _timed(phases, "fitting"):
+            questions.append(
+                fit_question(
+                    question,
+                    systems=data.systems,
+                    reference=data.reference,
+                    parameters=parameters,
+                    position=position,
+                    vignette_keys=data.vignette_keys,
+                    participant_replicates=participant_replicates[position],
+                )
             )
-        )
         del question
     return questions
 

@@ -3,6 +3,7 @@
 import unicodedata
 
 from django import forms
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
@@ -29,6 +30,25 @@ def _choices(values: list[str]) -> list[tuple[str, str]]:
 def _sort_key(text: str) -> str:
     # "Ägypten" beside "Afghanistan", "Österreich" beside "Oman": letters without their accents first.
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().casefold()
+
+
+class RenderedOnceSelect(forms.Select):
+    """A long select (the 199 countries) rendered once per language, then reused while nothing is chosen.
+
+    Rendering it through Django's widget templates with translated labels took most of the
+    demographics page's time; the HTML only depends on the language, the field and its attributes.
+    """
+
+    _rendered: dict[tuple, str] = {}
+
+    def render(self, name, value, attrs=None, renderer=None):
+        if value not in (None, ""):
+            return super().render(name, value, attrs, renderer)  # a choice to show again: rare
+        key = (translation.get_language(), name, *sorted({**self.attrs, **(attrs or {})}.items()))
+        html = self._rendered.get(key)
+        if html is None:
+            html = self._rendered[key] = super().render(name, value, attrs, renderer)
+        return html
 
 
 def _please_choose(required: str, invalid: str) -> dict[str, str]:
@@ -92,6 +112,7 @@ class DemographicsForm(forms.Form):
     country = forms.ChoiceField(
         label=_("Country of residence"),
         choices=_choices([*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
+        widget=RenderedOnceSelect,
         error_messages=_please_choose(
             _("Please choose your country of residence."), _("Please choose your country of residence from the list.")
         ),

@@ -2,7 +2,7 @@
 
 The invariant (docs/architecture.md): a cell's fill (completed + reserved) never exceeds its target, whatever
 the number of simultaneous arrivals. Every counter change here is one conditional UPDATE whose WHERE
-clause carries the check, and a cell is picked under `SELECT … FOR UPDATE SKIP LOCKED`, so two
+clause carries the check, and cells are picked under `SELECT … FOR UPDATE SKIP LOCKED`, so two
 arrivals never wait on each other's cells (no deadlocks) and never read-then-write. The database's
 `cell_never_overfilled` check constraint is the last guard. Which events give places back, and the
 giving back itself, are the participant lifecycle's (participation.py).
@@ -10,16 +10,26 @@ giving back itself, are the participant lifecycle's (participation.py).
 
 import random
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TypeVar
 
-from django.db import transaction
-from django.db.models import F, Sum
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
+from .live_content import content_of
 from .participation import Event, apply_event
 
+T = TypeVar("T")
 ATTEMPTS = 30  # tries when other arrivals hold the free cells' locks for a moment
+SPARE_VIGNETTES = 2  # vignettes locked per place wanted: k of them may be held by other arrivals
+CELLS_PER_VIGNETTE = 3  # the least-filled cells locked on each
+# The last places of a study are chosen one arrival at a time (docs/allocation.md): from this many
+# judges' worth of places left, an arrival takes the study's advisory lock LAST_PLACES_LOCK first.
+LAST_PLACES_JUDGES = 25
+LAST_PLACES_LOCK = 24_001  # the advisory lock's first key (the second is the study's id)
 
 
 def allocate(*, participant: Participant, now: datetime | None = None) -> list[Assignment]:
@@ -31,53 +41,73 @@ def allocate(*, participant: Participant, now: datetime | None = None) -> list[A
     reserving them: nothing they do counts.
     """
     now = now or timezone.now()
-    release_expired(now=now, study_id=participant.study_id)
-    for attempt in range(ATTEMPTS):
-        assignments = _allocate_once(participant=participant, now=now)
-        if assignments is not None:
-            return assignments
-        # Not enough cells free of other arrivals' locks: give ours back (rolled back) and try again,
-        # unless the study has no room left at all.
-        if not _has_room(study_id=participant.study_id, k=participant.study.vignettes_per_participant):
-            return []
-        time.sleep(random.uniform(0.002, 0.01) * (attempt + 1))
-    return []
+
+    def pages(locked: Participant) -> list[Assignment] | None:
+        return list(locked.assignments.order_by("position")) or reserve_pages(participant=locked, now=now)
+
+    return with_pages(participant=participant, attempt=pages, now=now) or []
 
 
-def _allocate_once(*, participant: Participant, now: datetime) -> list[Assignment] | None:
-    """One try in one transaction: the assignments, [] when there is nothing to take, None to retry."""
-    with transaction.atomic():
-        participant = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
-        existing = list(participant.assignments.order_by("position"))
-        if existing:
-            return existing
-        study = participant.study
-        cells = _reserve_cells(study=study, k=study.vignettes_per_participant, preview=participant.is_preview)
-        if len(cells) < study.vignettes_per_participant:
+def with_pages(*, participant: Participant, attempt: Callable[[Participant], T | None], now: datetime) -> T | None:
+    """`attempt(participant)` in one transaction under the participant's row lock, until it gives a result.
+
+    `attempt` reads the participant's row as locked and returns None when not enough cells were free
+    of other arrivals' locks (its transaction is rolled back, and it is tried again) or when the
+    study is full: then this returns None. Expired reservations are the sweep's, unless the study
+    looks full: then this study's are taken back first.
+    """
+    study_id, k = participant.study_id, participant.study.vignettes_per_participant
+    swept = False
+    for try_number in range(ATTEMPTS):
+        with transaction.atomic():
+            locked = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
+            result = attempt(locked)
+            if result is not None:
+                return result
             transaction.set_rollback(True)
-            return [] if participant.is_preview else None
-        random.shuffle(cells)  # page order: no vignette always comes first
-        ranks = _vignette_ranks(study)
-        expires_at = now + timedelta(minutes=study.reservation_minutes)
-        assignments = []
-        for position, cell in enumerate(cells, start=1):
-            a_first = _a_first(study=study, cell=cell, rank=ranks[cell.vignette_id], preview=participant.is_preview)
-            first, second = (cell.answer_a_id, cell.answer_b_id) if a_first else (cell.answer_b_id, cell.answer_a_id)
-            assignments.append(
-                Assignment(
-                    participant=participant,
-                    cell=cell,
-                    vignette_id=cell.vignette_id,
-                    first_answer_id=first,
-                    second_answer_id=second,
-                    position=position,
-                    counts_toward_cell=not participant.is_preview,
-                    reserved_at=now,
-                    expires_at=expires_at,
-                )
+        if not _has_room(study_id=study_id, k=k):
+            if swept or not release_expired(now=now, study_id=study_id):
+                return None
+            swept = True
+            continue
+        time.sleep(random.uniform(0.002, 0.01) * (try_number + 1))
+    return None
+
+
+def reserve_pages(*, participant: Participant, now: datetime) -> list[Assignment] | None:
+    """Reserve and store the participant's k pages; None when not enough cells could be had.
+
+    Call in a transaction under the participant's row lock, for a participant without pages.
+    """
+    study = participant.study
+    k = study.vignettes_per_participant
+    cells = _reserve_cells(study=study, k=k, preview=participant.is_preview)
+    if len(cells) < k:
+        return None
+    random.shuffle(cells)  # page order: no vignette always comes first
+    ranks = content_of(study).vignette_ranks
+    expires_at = now + timedelta(minutes=study.reservation_minutes)
+    assignments = []
+    for position, cell in enumerate(cells, start=1):
+        a_first = _a_first(study=study, cell=cell, rank=ranks[cell.vignette_id], preview=participant.is_preview)
+        first, second = (cell.answer_a_id, cell.answer_b_id) if a_first else (cell.answer_b_id, cell.answer_a_id)
+        assignments.append(
+            Assignment(
+                participant=participant,
+                cell=cell,
+                vignette_id=cell.vignette_id,
+                first_answer_id=first,
+                second_answer_id=second,
+                position=position,
+                counts_toward_cell=not participant.is_preview,
+                reserved_at=now,
+                expires_at=expires_at,
             )
-        Assignment.objects.bulk_create(assignments)
-        return list(participant.assignments.order_by("position"))
+        )
+    if connection.features.can_return_rows_from_bulk_insert:
+        return Assignment.objects.bulk_create(assignments)
+    Assignment.objects.bulk_create(assignments)
+    return list(participant.assignments.order_by("position"))
 
 
 def has_room(*, study: Study) -> bool:
@@ -92,52 +122,65 @@ def _has_room(*, study_id: int, k: int) -> bool:
 
 
 def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
-    candidates = Cell.objects.filter(study=study)
-    if not preview:  # a preview may look at any cell, even in a full study
-        candidates = candidates.filter(completed__lt=F("target") - F("reserved"))
-    missing = candidates.values("vignette_id").annotate(missing=Sum(F("target") - F("completed") - F("reserved")))
-    order = sorted(missing, key=lambda row: (-row["missing"], random.random()))
-    cells: list[Cell] = []
-    for row in order:
-        if len(cells) == k:
+    """k cells on k distinct vignettes, most-missing vignette first, each its least-filled cell.
+
+    Three statements whatever k: the cells with room are read, the few best of the leading
+    vignettes are locked together (`FOR UPDATE SKIP LOCKED`: arrivals never wait on each other,
+    and a locked row is read as it is now), the choice is made here among those, and one UPDATE
+    reserves them.
+    """
+    cells = Cell.objects.filter(study=study).order_by("id")
+    if preview:  # a preview may look at any cell, even in a full study, and reserves nothing
+        every = list(cells)
+        return _choose(every, _ranked_vignettes(every), k)
+    with_room = cells.filter(completed__lt=F("target") - F("reserved"))
+    read = list(with_room)
+    one_at_a_time = _last_places(read, k) and connection.vendor == "postgresql"
+    if one_at_a_time:
+        # The last places: arrivals choose one after another, each from the counts as they are now
+        # (docs/allocation.md). Released at commit; SQLite serialises its writers anyway.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LAST_PLACES_LOCK, study.pk])
+        read = list(with_room.all())  # a fresh read (`all()`: not the queryset's cached rows)
+    order = _ranked_vignettes(read)[: SPARE_VIGNETTES * k]
+    wanted = [cell.pk for vignette in order for cell in _least_filled_first(read, vignette)[:CELLS_PER_VIGNETTE]]
+    # One at a time, a cell's lock is only ever held for a moment by a page being closed: wait for it.
+    locked = list(with_room.filter(pk__in=wanted).select_for_update(skip_locked=not one_at_a_time))
+    chosen = _choose(locked, order, k)
+    if len(chosen) < k:
+        return chosen
+    # Under the locks the room is there; the condition is kept for databases without row locks.
+    taken = with_room.filter(pk__in=[cell.pk for cell in chosen]).update(reserved=F("reserved") + 1)
+    return chosen if taken == k else []
+
+
+def _last_places(cells_with_room: list[Cell], k: int) -> bool:
+    """Whether the study is down to its last LAST_PLACES_JUDGES judges' places."""
+    return sum(cell.target - cell.fill for cell in cells_with_room) <= LAST_PLACES_JUDGES * k
+
+
+def _ranked_vignettes(cells: list[Cell]) -> list[int]:
+    """Vignette ids, the most places missing first, ties at random."""
+    missing: dict[int, int] = {}
+    for cell in cells:
+        missing[cell.vignette_id] = missing.get(cell.vignette_id, 0) + cell.target - cell.fill
+    return sorted(missing, key=lambda vignette: (-missing[vignette], random.random()))
+
+
+def _least_filled_first(cells: list[Cell], vignette_id: int) -> list[Cell]:
+    return sorted((c for c in cells if c.vignette_id == vignette_id), key=lambda c: (c.fill, random.random()))
+
+
+def _choose(cells: list[Cell], order: list[int], k: int) -> list[Cell]:
+    """The least-filled of `cells` on each of the first k vignettes of `order` that has one."""
+    chosen = []
+    for vignette in order:
+        mine = _least_filled_first(cells, vignette)
+        if mine:
+            chosen.append(mine[0])
+        if len(chosen) == k:
             break
-        cell = _take_least_filled(study=study, vignette_id=row["vignette_id"], preview=preview)
-        if cell is not None:
-            cells.append(cell)
-    return cells
-
-
-def _take_least_filled(*, study: Study, vignette_id: int, preview: bool) -> Cell | None:
-    """Lock and reserve the least-filled cell of a vignette that has room, or None."""
-    if preview:
-        return _least_filled(list(Cell.objects.filter(study=study, vignette_id=vignette_id).order_by("id")))
-    with_room = Cell.objects.filter(study=study, vignette_id=vignette_id, completed__lt=F("target") - F("reserved"))
-    for _ in range(3):  # another arrival may take the last place between our lock and update
-        candidates = list(
-            with_room.order_by(F("completed") + F("reserved"), "?").select_for_update(skip_locked=True)[:1]
-        )
-        if not candidates:
-            return None
-        cell = candidates[0]
-        taken = Cell.objects.filter(pk=cell.pk, completed__lt=F("target") - F("reserved")).update(
-            reserved=F("reserved") + 1
-        )
-        if taken:
-            return cell
-    return None
-
-
-def _least_filled(cells: list[Cell]) -> Cell | None:
-    if not cells:
-        return None
-    least = min(cell.fill for cell in cells)
-    return random.choice([cell for cell in cells if cell.fill == least])
-
-
-def _vignette_ranks(study: Study) -> dict[int, int]:
-    """1 for the study's first vignette (by position), 2 for the second, …"""
-    ids = study.vignettes.order_by("position", "id").values_list("id", flat=True)
-    return {vignette_id: rank for rank, vignette_id in enumerate(ids, start=1)}
+    return chosen
 
 
 def _a_first(*, study: Study, cell: Cell, rank: int, preview: bool) -> bool:

@@ -10,6 +10,7 @@ import math
 
 from ..models import Study
 from .judging import median_seconds
+from .live_content import content_of
 
 FIXED_SECONDS = 90  # consent, demographics and the attention check
 READING_SECONDS_PER_PAIR = 100  # a scenario and two answers of up to five features each
@@ -25,5 +26,5 @@ def estimated_minutes(study: Study) -> int:
     """Whole minutes a participant should expect: the judges' median once known, else the design's estimate."""
     pairs = median_seconds(study=study)
     if pairs is None:
-        pairs = design_seconds(study, study.questions.count())
+        pairs = design_seconds(study, len(content_of(study).questions))
     return max(1, math.ceil((FIXED_SECONDS + pairs) / 60))

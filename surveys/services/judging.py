@@ -12,24 +12,21 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from ..models import (
     DEFAULT_ATTENTION_OPTIONS,
-    Answer,
     Assignment,
-    Cell,
-    Feature,
     Judgment,
     Participant,
-    Question,
     Study,
 )
-from . import participation
-from .allocation import allocate, has_room
-from .errors import EntryRefused, SessionInUse, TransitionNotAllowed
+from . import allocation, participation
+from .allocation import has_room, reserve_pages
+from .errors import EntryRefused, SessionInUse
+from .live_content import answers_of
+from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
 from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (the median is computed in the database)
@@ -45,6 +42,7 @@ class Step:
     assignment: Assignment | None = None
     done: int = 0
     total: int = 0
+    assignments: tuple[Assignment, ...] = ()  # the pages as read for this step (judging only)
 
 
 # A person's earlier session ended on Prolific: only then may the same PROLIFIC_PID start afresh.
@@ -63,14 +61,16 @@ def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], Non
     another SESSION_ID while their session is open is refused (SessionInUse) and leaves it untouched.
     `admit` is called before a new participant is created (the entry rate limit), never on a resume.
     """
-    found = _session_participant(study, params)
+    # One read for both questions: is this session known, and has this person another one open?
+    theirs = list(Participant.objects.filter(study=study, prolific_pid=params.pid).order_by())
+    found = next((p for p in theirs if p.session_id == params.session_id), None)
     if found:
         return found
     if study.prolific_study_id and params.study_id != study.prolific_study_id:
         raise EntryRefused(gettext("This link belongs to a different Prolific study."))
     if not study.is_live:
         raise EntryRefused(gettext("This study is not open for participants at the moment."))
-    if _open_session_of(study, params.pid):
+    if any(p.status not in SESSION_ENDED for p in theirs):
         raise SessionInUse(gettext(OTHER_SESSION))
     if admit is not None:
         admit()
@@ -117,47 +117,62 @@ def start_preview(*, study: Study) -> Participant:
     return Participant.objects.create(study=study, prolific_pid=f"preview-{secrets.token_hex(8)}", is_preview=True)
 
 
-def current_step(participant: Participant) -> Step:
+def current_step(participant: Participant, assignments: list[Assignment] | None = None) -> Step:
+    """Where the participant is; `assignments`, when given, are their pages as just read or written."""
     step = participation.STATUSES[participant.status].step
     if step is not None:
         return Step(step)
-    assignments = list(participant.assignments.select_related("vignette").order_by("position"))
+    if assignments is None:
+        assignments = list(participant.assignments.select_related("vignette").order_by("position"))
     done = sum(a.status == Assignment.Status.COMPLETED for a in assignments)
     current = next((a for a in assignments if a.status == Assignment.Status.RESERVED), None)
     if current is not None:
-        return Step(StepName.PAIR, current, done=done, total=len(assignments))
+        return Step(StepName.PAIR, current, done=done, total=len(assignments), assignments=tuple(assignments))
     if assignments and done == len(assignments):
-        return Step(StepName.ATTENTION, done=done, total=len(assignments))
+        return Step(StepName.ATTENTION, done=done, total=len(assignments), assignments=tuple(assignments))
     return Step(StepName.ENDED)
+
+
+def _locked(participant: Participant) -> Participant:
+    return Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
 
 
 @transaction.atomic
 def record_consent(*, participant: Participant, consent: bool, anonymised: bool) -> Participant:
-    participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    participant = _locked(participant)
     event = Event.CONSENT_GIVEN if consent else Event.CONSENT_REFUSED
     if not participation.allows(participant.status, event):
         return participant  # answered already (a double submit)
     participant.consented_at = timezone.now() if consent else None
     participant.anonymised_data_consent = anonymised if consent else None
-    participant.save(update_fields=["consented_at", "anonymised_data_consent"])
-    return participation.apply_event(participant=participant, event=event).participant
+    answers = ("consented_at", "anonymised_data_consent")
+    return participation.apply_event(participant=participant, event=event, locked=True, also_save=answers).participant
 
 
 def record_demographics(*, participant: Participant, demographics: dict, now: datetime | None = None) -> Participant:
-    """Store the answers, then allocate the judging pages; a full study screens the participant out."""
-    with transaction.atomic():
-        participant = Participant.objects.select_for_update().get(pk=participant.pk)
-        if not participation.allows(participant.status, Event.PAGES_ALLOCATED):
-            return participant  # answered already
-        participant.demographics = demographics
-        participant.save(update_fields=["demographics"])
-    assignments = allocate(participant=participant, now=now)
-    try:
-        event = Event.PAGES_ALLOCATED if assignments else Event.STUDY_FULL
-        return participation.apply_event(participant=participant, event=event).participant
-    except TransitionNotAllowed:  # moved on meanwhile (a double submit that allocated first)
-        participant.refresh_from_db()
-        return participant
+    """Store the answers and allocate the judging pages in one transaction; a full study screens the participant out."""
+    now = now or timezone.now()
+
+    def store(locked: Participant, event: Event) -> Participant:
+        locked.demographics = demographics
+        return participation.apply_event(participant=locked, event=event, locked=True, also_save=("demographics",))
+
+    def with_pages(locked: Participant) -> Participant | None:
+        if not participation.allows(locked.status, Event.PAGES_ALLOCATED):
+            return locked  # answered already (a double submit)
+        # Pages and status change together, so a participant who may still get pages holds none.
+        if reserve_pages(participant=locked, now=now) is None:
+            return None
+        return store(locked, Event.PAGES_ALLOCATED).participant
+
+    stored = allocation.with_pages(participant=participant, attempt=with_pages, now=now)
+    if stored is not None:
+        return stored
+    with transaction.atomic():  # the study is full
+        locked = _locked(participant)
+        if not participation.allows(locked.status, Event.STUDY_FULL):
+            return locked
+        return store(locked, Event.STUDY_FULL).participant
 
 
 def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
@@ -167,78 +182,12 @@ def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
 
 def page_content(assignment: Assignment) -> dict:
     """What a judging page shows: the vignette, then Answer A (first) and Answer B (second)."""
-    # One query for both answers and their features (every answer has at least one feature).
-    # Explicit orderings: the models' default orderings would join up to the study.
-    features = Feature.objects.filter(answer_id__in=[assignment.first_answer_id, assignment.second_answer_id])
-    by_id: dict[int, Answer] = {}
-    for feature in features.select_related("answer").order_by("answer_id", "position"):
-        answer = by_id.setdefault(feature.answer_id, feature.answer)
-        answer.shown_features = [*getattr(answer, "shown_features", []), feature]
+    # A live study's answers are read once per process (every answer has at least one feature).
+    by_id = answers_of(assignment.participant.study, [assignment.first_answer_id, assignment.second_answer_id])
     return {
         "vignette": assignment.vignette,
         "answers": [("A", by_id[assignment.first_answer_id]), ("B", by_id[assignment.second_answer_id])],
     }
-
-
-@transaction.atomic
-def record_page(
-    *,
-    participant: Participant,
-    assignment: Assignment,
-    picks: dict[str, str],
-    questions: list[Question] | None = None,
-    now: datetime | None = None,
-) -> Assignment:
-    """Store one page's picks (one per question, `first` or `second`) together, and close the page.
-
-    A page that is already closed is left as it is (a double submit); only the current page can be
-    answered. Every writer of a participant's assignments holds the participant's row lock first,
-    so under it the pages' states cannot change. Returns the assignment as stored.
-    """
-    now = now or timezone.now()
-    Participant.objects.select_for_update().get(pk=participant.pk)
-    current = participant.assignments.filter(status=Assignment.Status.RESERVED).order_by("position").first()
-    if current is None or current.pk != assignment.pk:
-        assignment = Assignment.objects.get(pk=assignment.pk, participant_id=participant.pk)
-        if assignment.status != Assignment.Status.RESERVED:
-            return assignment  # closed already: a double submit, or the back button
-        raise ValidationError("This is not the page you are on.")
-    assignment = current
-    if questions is None:
-        questions = list(participant.study.questions.order_by("position", "id"))
-    if set(picks) != {q.key for q in questions}:
-        raise ValidationError("Every question needs an answer.")
-    if any(pick not in Judgment.Position.values for pick in picks.values()):
-        raise ValidationError("Each answer must be A or B.")
-    seconds = max(0.0, (now - (assignment.shown_at or assignment.reserved_at)).total_seconds())
-    pair = {Judgment.Position.FIRST: assignment.first_answer_id, Judgment.Position.SECOND: assignment.second_answer_id}
-    Judgment.objects.bulk_create(
-        [
-            Judgment(
-                assignment=assignment,
-                question=question,
-                winner_id=pair[picks[question.key]],
-                loser_id=pair[other_position(picks[question.key])],
-                winner_position=picks[question.key],
-                seconds_on_page=seconds,
-                created_at=now,
-            )
-            for question in questions
-        ]
-    )
-    assignment.status = Assignment.Status.COMPLETED
-    assignment.completed_at = now
-    assignment.seconds = seconds
-    assignment.save(update_fields=["status", "completed_at", "seconds"])
-    if assignment.counts_toward_cell:
-        Cell.objects.filter(pk=assignment.cell_id, reserved__gte=1).update(
-            reserved=F("reserved") - 1, completed=F("completed") + 1
-        )
-    return assignment
-
-
-def other_position(position: str) -> str:
-    return Judgment.Position.SECOND if position == Judgment.Position.FIRST else Judgment.Position.FIRST
 
 
 def attention_options(study: Study) -> list[str]:
@@ -289,8 +238,9 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
     """
     now = now or timezone.now()
     with transaction.atomic():
-        participant = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
-        if current_step(participant).name != StepName.ATTENTION:
+        participant = _locked(participant)
+        assignments = list(participant.assignments.order_by("position"))
+        if current_step(participant, assignments).name != StepName.ATTENTION:
             return participant  # finished already, or not there yet
         study = participant.study
         positions = list(
@@ -298,7 +248,7 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
             .order_by()
             .values_list("winner_position", flat=True)
         )
-        seconds_total = sum(participant.assignments.order_by().values_list("seconds", flat=True), 0.0)
+        seconds_total = sum((a.seconds for a in assignments if a.seconds is not None), 0.0)
         flags = assess_quality(
             anonymised_consent=participant.anonymised_data_consent,
             attention_choice=attention_choice,
@@ -314,13 +264,17 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
             positions.count(Judgment.Position.FIRST) / len(positions) if positions else None
         )
         participant.seconds_total = seconds_total
-        participant.save(update_fields=["attention_choice", "first_position_share", "seconds_total"])
         event = Event.ATTENTION_FAILED if failed else Event.ATTENTION_PASSED
-        participant = participation.apply_event(participant=participant, event=event, now=now).participant
+        answers = ("attention_choice", "first_position_share", "seconds_total")
+        participant = participation.apply_event(
+            participant=participant, event=event, now=now, locked=True, also_save=answers
+        ).participant
         if flags:
             # Flagged participants are excluded: their judgments stay stored, their places reopen.
             event = Event.QUALITY_FLAGGED
-            participant = participation.apply_event(participant=participant, event=event, flags=flags).participant
+            participant = participation.apply_event(
+                participant=participant, event=event, flags=flags, locked=True
+            ).participant
     return participant
 
 

@@ -155,19 +155,24 @@ def apply_event(
     event: Event,
     flags: list[dict] | None = None,
     now: datetime | None = None,
+    locked: bool = False,
+    also_save: tuple[str, ...] = (),
 ) -> Transition:
     """Apply `event` to the participant by its rule, in one transaction under the participant's row lock.
 
     `flags` (for QUALITY_FLAGGED) are stored, and the first one's code becomes the exclusion.
     Raises TransitionNotAllowed when no rule covers the event in the participant's status.
     Applying the same event twice changes nothing the second time and gives nothing back.
+    `locked`: the caller holds the row lock and passes the participant as read under it (no second
+    read); its fields named in `also_save` are stored in the same UPDATE.
     """
-    with transaction.atomic():
-        participant = Participant.objects.select_for_update(of=("self",)).get(pk=participant.pk)
+    with transaction.atomic(savepoint=not locked):  # under the caller's lock, inside the caller's transaction
+        if not locked:
+            participant = Participant.objects.select_for_update(of=("self",)).get(pk=participant.pk)
         rule = rule_for(participant.status, event)
         if rule is None:
             raise TransitionNotAllowed(f"A participant who is {participant.status} cannot be {event}.")
-        fields = []
+        fields = list(also_save)
         if rule.to and participant.status != rule.to:
             participant.status = rule.to
             fields.append("status")

@@ -4,11 +4,11 @@ Every page first asks where the participant really is (`current_step`) and sends
 they asked for another page, so a reload, the back button or an old tab never skips or repeats work.
 """
 
-import contextlib
-
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -19,6 +19,7 @@ from ..models import Assignment, Participant, Study
 from ..services.entry_limit import admit_entry
 from ..services.errors import EntryRateLimited, SessionInUse
 from ..services.judging import (
+    Step,
     attention_options,
     completion_code,
     current_step,
@@ -32,6 +33,7 @@ from ..services.judging import (
     start_preview,
 )
 from ..services.languages import attention_texts
+from ..services.live_content import content_of
 from ..services.participation import StepName
 from ..services.prolific_link import lab_visitor_params, parse_prolific_params, prolific_return_url
 from ..services.teams import role_of
@@ -55,14 +57,50 @@ def _session_key(slug: str) -> str:
     return f"judging:{slug}"
 
 
+# Which participant this browser is, per study: a signed cookie, so the participant's pages read no
+# session row (sessions stay in the database for the researchers; a browser that entered before the
+# cookie existed is still found through its session).
+COOKIE_SALT = "surveys.judging.participant"
+
+
+def _cookie_name(slug: str) -> str:
+    return f"judging-{slug}"
+
+
+def _participant_id(request, slug: str) -> int | None:
+    signed = request.get_signed_cookie(
+        _cookie_name(slug), default=None, salt=COOKIE_SALT, max_age=settings.SESSION_COOKIE_AGE
+    )
+    if signed is not None and signed.isdigit():
+        return int(signed)
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return request.session.get(_session_key(slug))
+    return None
+
+
+def _remember(response, slug: str, participant: Participant):
+    response.set_signed_cookie(
+        _cookie_name(slug),
+        str(participant.pk),
+        salt=COOKIE_SALT,
+        max_age=settings.SESSION_COOKIE_AGE,
+        path=reverse("surveys:judging-entry", args=[slug]),
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
+
+
 def _problem(request, study: Study | None, problems: list[str], status: int = 400):
     # A refusal with its own advice (wait, or continue elsewhere) is shown without the general advice.
     context = {"study": study, "problems": problems, "advice_given": status in ENTRY_REFUSED_STATUS.values()}
     return render(request, "surveys/judging/problem.html", context, status=status)
 
 
-def _to_step(participant: Participant):
-    step = current_step(participant)
+def _to_step(participant: Participant, step: Step | None = None):
+    """A redirect to where the participant is (`step` when known already, else read)."""
+    step = step or current_step(participant)
     slug = participant.study.slug
     if step.name == StepName.PAIR:
         return redirect("surveys:judging-pair", slug, step.assignment.position)
@@ -71,15 +109,25 @@ def _to_step(participant: Participant):
 
 def _at(request, slug: str, *names: StepName):
     """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
-    participant_id = request.session.get(_session_key(slug))
-    participant = (
-        Participant.objects.filter(pk=participant_id, study__slug=slug).select_related("study").order_by().first()
-    )
+    participant_id = _participant_id(request, slug)
+    participant, pages = None, None
+    if participant_id is not None and {StepName.PAIR, StepName.ATTENTION} & set(names):
+        # On the judging pages one query reads the pages with their participant and study.
+        pages = list(
+            Assignment.objects.filter(participant_id=participant_id, participant__study__slug=slug)
+            .select_related("participant__study", "vignette")
+            .order_by("position")
+        )
+        participant = pages[0].participant if pages else None
+    if participant is None and participant_id is not None:
+        participant = (
+            Participant.objects.filter(pk=participant_id, study__slug=slug).select_related("study").order_by().first()
+        )
     if participant is None:
         return None, None, _problem(request, get_object_or_404(Study, slug=slug), [NO_SESSION], status=403)
-    step = current_step(participant)
+    step = current_step(participant, pages or None)
     if step.name not in names:
-        return participant, step, _to_step(participant)
+        return participant, step, _to_step(participant, step)
     return participant, step, None
 
 
@@ -87,8 +135,8 @@ def _at(request, slug: str, *names: StepName):
 def entry(request, slug: str):
     """/s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…; a staff user without them previews."""
     study = get_object_or_404(Study, slug=slug)
-    key = _session_key(slug)
-    resuming = Participant.objects.filter(pk=request.session.get(key), study=study).order_by().first()
+    known = _participant_id(request, slug)
+    resuming = Participant.objects.filter(pk=known, study=study).order_by().first() if known else None
     staff = role_of(request.user, study) is not None  # only the study's team may try it (no query for judges)
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):
@@ -104,8 +152,8 @@ def entry(request, slug: str):
             participant = start_preview(study=study)  # staff only
     except ValidationError as exc:
         return _problem(request, study, exc.messages, status=ENTRY_REFUSED_STATUS.get(type(exc), 400))
-    request.session[key] = participant.pk
-    return _to_step(participant)
+    response = _to_step(participant)
+    return response if known == participant.pk else _remember(response, slug, participant)
 
 
 @require_http_methods(["GET", "POST"])
@@ -117,7 +165,8 @@ def consent(request, slug: str):
     if form.is_valid():
         participant = record_consent(participant=participant, **form.cleaned_data)
         return _to_step(participant)
-    return render(request, "surveys/judging/consent.html", {"participant": participant, "form": form})
+    context = {"participant": participant, "form": form, "question_count": len(content_of(participant.study).questions)}
+    return render(request, "surveys/judging/consent.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -137,24 +186,30 @@ def pair(request, slug: str, position: int):
     participant, step, elsewhere = _at(request, slug, StepName.PAIR)
     if participant is None:
         return elsewhere
-    if not (step.name == StepName.PAIR and 1 <= position <= step.total):
+    pages = {a.position: a for a in step.assignments}
+    if position not in pages:
         get_object_or_404(participant.assignments, position=position)  # only one's own pages exist
     if elsewhere or step.assignment.position != position:
-        if participant.assignments.filter(position=position, status=Assignment.Status.COMPLETED).exists():
+        page = pages.get(position) or participant.assignments.filter(position=position).first()
+        if page is not None and page.status == Assignment.Status.COMPLETED:
             messages.info(
                 request,
                 gettext("Your choices for scenario {number} are saved; they cannot be changed.").format(
                     number=position
                 ),
             )
-        return _to_step(participant)
-    form = PairForm(request.POST or None, questions=list(participant.study.questions.order_by("position", "id")))
+        return _to_step(participant, step)
+    form = PairForm(request.POST or None, questions=content_of(participant.study).questions)
     if form.is_valid():
-        with contextlib.suppress(ValidationError):  # a stale page: go on to where the participant really is
-            record_page(
+        try:
+            stored = record_page(
                 participant=participant, assignment=step.assignment, picks=form.picks(), questions=form.questions
             )
-        return _to_step(participant)
+        except ValidationError:  # a stale page: go on to where the participant really is
+            return _to_step(participant)
+        if stored is not step.assignment:  # closed before (another tab): read where the participant is
+            return _to_step(participant)
+        return _to_step(participant, current_step(participant, list(step.assignments)))
     if step.assignment.shown_at is None:
         mark_shown(assignment=step.assignment)
     context = {"participant": participant, "step": step, "form": form, "page": page_content(step.assignment)}

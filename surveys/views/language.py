@@ -5,7 +5,7 @@ from functools import wraps
 from django.conf import settings
 from django.utils import translation
 
-from ..models import Study
+from ..services.live_content import study_language
 
 
 def in_study_language(view):
@@ -13,7 +13,7 @@ def in_study_language(view):
 
     @wraps(view)
     def wrapped(request, slug: str, *args, **kwargs):
-        language = Study.objects.filter(slug=slug).values_list("language", flat=True).first()
+        language = study_language(slug)  # read once per process for a live study
         with translation.override(language or settings.LANGUAGE_CODE):
             request.LANGUAGE_CODE = translation.get_language()
             response = view(request, slug, *args, **kwargs)

@@ -1,5 +1,6 @@
 """The refit tasks, the `refit` command and the nightly beat entry."""
 
+import re
 from datetime import timedelta
 from io import StringIO
 
@@ -66,6 +67,10 @@ def test_the_refit_command_prints_a_summary_and_stores_a_command_run(judged):
     assert run.parameters["seed"] == 5
     assert f"Run {run.pk} of 'judged': {run.n_judgments} valid judgments" in out.getvalue()
     assert "features: beta" in out.getvalue()
+    # Where the time went (benchmarks/scale.py prints this line per size).
+    assert re.search(
+        r"Phases: reading \d+\.\d s, bootstrap weights \d+\.\d s, fitting \d+\.\d s, storing", out.getvalue()
+    )
 
 
 def test_the_refit_command_names_the_known_studies_for_an_unknown_slug(judged):

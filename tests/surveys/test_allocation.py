@@ -215,3 +215,20 @@ def test_a_study_without_cells_allocates_nothing():
     study = make_study(vignettes=2, vignettes_per_participant=2)
     assert study.status == Study.Status.DRAFT
     assert allocate(participant=arrive(study, 1)) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_arrivals_on_a_tight_design_fill_every_place():
+    # 2 systems: one cell per vignette. 6 vignettes, k=5, R=5: 30 places, exactly 6 judges' worth, so
+    # only arrivals that always leave the places spread over at least 5 vignettes can fill them all.
+    study = live_study(systems=("alpha", "beta"), vignettes=6, vignettes_per_participant=5, repetitions=5)
+    participants = [arrive(study, n) for n in range(14)]
+    results = {}
+
+    def run(participant):
+        results[participant.pk] = allocate(participant=participant)
+
+    assert at_once(*[partial(run, p) for p in participants]) == [None] * len(participants)
+    assert [(c.completed, c.reserved) for c in Cell.objects.filter(study=study)] == [(0, 5)] * 6
+    assert sorted(len(assignments) for assignments in results.values()) == [0] * 8 + [5] * 6

@@ -33,6 +33,9 @@ class Command(BaseCommand):
             f"Run {run.pk} of '{slug}': {run.n_judgments} valid judgments from {run.n_participants} participants, "
             f"{len(run.results)} questions, data {run.data_hash[:12]}."
         )
+        phases = getattr(run, "phase_seconds", {})
+        if phases:
+            self.stdout.write("Phases: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()))
         for question in run.read_results().questions:
             if question.fit is None:
                 self.stdout.write(f"  {question.question}: {'; '.join(question.problems)}")

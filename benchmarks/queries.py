@@ -1,0 +1,255 @@
+"""SQL statements per request of the judging survey, per step and per finished judge (deterministic).
+
+One process, the Django test client, the real pages and database: judges walk entry -> consent ->
+demographics -> k pairs -> attention check -> completion page, and every request's statements are
+captured. On PostgreSQL the server also receives a BEGIN and a COMMIT (or ROLLBACK) for every
+transaction the request commits: production runs in autocommit with `transaction.atomic` where it
+matters (no ATOMIC_REQUESTS), so the table counts those too ("total" = SQL + 2 × transactions).
+Server time is each step's median over the judges, as a ratio to a `/healthz` request measured in the
+same process (a timing, so only a guide on a shared machine; the statement counts are exact).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/mj python benchmarks/queries.py --judges 5
+
+A throwaway test database (`test_<name>`) is created, migrated and dropped. `--record` rewrites the
+budget that tests/surveys/test_query_budget.py holds the pages to (tests/fixtures/query_budget.json), from
+a judge served by a process that has read the live study already, as a web process in production has.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUDGET_FILE = ROOT / "tests" / "fixtures" / "query_budget.json"
+STEPS = [
+    "entry GET",
+    "consent GET",
+    "consent POST",
+    "demographics GET",
+    "demographics POST",
+    "pair GET",
+    "pair POST",
+    "check GET",
+    "check POST",
+    "done GET",
+]
+
+
+@dataclass
+class Count:
+    sql: int = 0  # statements the request sent, as Django logged them
+    transactions: int = 0  # transactions it committed or rolled back
+    logged_control: int = 0  # BEGIN/COMMIT/ROLLBACK among `sql` (Django logs them on some versions)
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        """Statements the server received: BEGIN and COMMIT/ROLLBACK counted once each, logged or not."""
+        return self.sql - self.logged_control + 2 * self.transactions
+
+
+@dataclass
+class Walk:
+    """One judge's requests: step name -> one Count per request of that step."""
+
+    requests: dict[str, list[Count]] = field(default_factory=lambda: defaultdict(list))
+
+    def per_judge(self) -> Count:
+        counts = [c for step in self.requests.values() for c in step]
+        return Count(
+            sum(c.sql for c in counts),
+            sum(c.transactions for c in counts),
+            sum(c.logged_control for c in counts),
+            sum(c.seconds for c in counts),
+        )
+
+
+@contextmanager
+def counting():
+    """Capture the statements and the commits/rollbacks (each a BEGIN plus a COMMIT or ROLLBACK on the server)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    count = Count()
+    commit, rollback = connection._commit, connection._rollback
+
+    def counted(original):
+        def call(*args, **kwargs):
+            if connection.connection is not None and not connection.get_autocommit():
+                count.transactions += 1
+            return original(*args, **kwargs)
+
+        return call
+
+    connection._commit, connection._rollback = counted(commit), counted(rollback)
+    started = time.perf_counter()
+    try:
+        with CaptureQueriesContext(connection) as captured:
+            yield count
+    finally:
+        count.seconds = time.perf_counter() - started
+        connection._commit, connection._rollback = commit, rollback
+        count.sql = len(captured.captured_queries)
+        count.logged_control = sum(q["sql"] in ("BEGIN", "COMMIT", "ROLLBACK") for q in captured.captured_queries)
+
+
+def build_study(*, slug: str = "queries", systems: int = 3, vignettes: int = 6, k: int = 5, repetitions: int = 30):
+    """A live study through the researcher's import command, with room for many judges of k pages.
+
+    3 systems x 6 vignettes x R=30: 540 places, so the judges measured are not among the last places,
+    which are chosen one arrival at a time (two statements more: docs/allocation.md).
+    """
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.harness import import_study_file, judging_study_file
+    from surveys.models import Study
+
+    data = judging_study_file(slug=slug, systems=systems, vignettes=vignettes, repetitions=repetitions, k=k)
+    with tempfile.TemporaryDirectory() as directory:
+        import_study_file(data, Path(directory))
+    # Simulated judges take well under a second: no time minimum, so every one finishes valid.
+    Study.objects.filter(slug=slug).update(minimum_seconds=0)
+    return Study.objects.get(slug=slug)
+
+
+def warm(study) -> None:
+    """Read the live study as a web process that has served it a while has: its language, questions and answers."""
+    from surveys.models import Answer
+    from surveys.services.live_content import answers_of, study_language
+
+    study_language(study.slug)
+    answers_of(study, list(Answer.objects.filter(vignette__study=study).values_list("pk", flat=True)))
+
+
+def walk_one_judge(study, number: int) -> Walk:
+    """Send one judge through every page with the test client, counting each request."""
+    from django.test import Client
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.harness import DEMOGRAPHICS
+
+    client, walk = Client(), Walk()
+
+    def request(step: str, method: str, url: str, data: dict | None = None, expect: int = 200):
+        with counting() as count:
+            response = client.post(url, data) if method == "POST" else client.get(url)
+        assert response.status_code == expect, (step, url, response.status_code)
+        walk.requests[step].append(count)
+        return response.headers.get("Location", url)
+
+    pid, session = f"{number:024x}", f"{number + 10**6:024x}"
+    url = request(
+        "entry GET",
+        "GET",
+        f"/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID={session}",
+        expect=302,
+    )
+    request("consent GET", "GET", url)
+    url = request("consent POST", "POST", url, {"consent": "yes", "anonymised": "yes"}, expect=302)
+    request("demographics GET", "GET", url)
+    url = request("demographics POST", "POST", url, DEMOGRAPHICS, expect=302)
+    keys = list(study.questions.values_list("key", flat=True))
+    for page in range(study.vignettes_per_participant):
+        request("pair GET", "GET", url)
+        picks = {key: "first" if (page + i) % 2 else "second" for i, key in enumerate(keys)}
+        url = request("pair POST", "POST", url, picks, expect=302)
+    request("check GET", "GET", url)
+    url = request("check POST", "POST", url, {"choice": "2"}, expect=302)
+    request("done GET", "GET", url)
+    return walk
+
+
+def healthz_seconds(repeat: int = 50) -> float:
+    from django.test import Client
+
+    client = Client()
+    client.get("/healthz")  # warm
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        client.get("/healthz")
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def statements_per_step(walk: Walk) -> dict[str, int]:
+    """The most statements any request of each step took (total, BEGIN/COMMIT included), and per judge."""
+    table = {step: max(c.total for c in walk.requests[step]) for step in STEPS}
+    table["per judge"] = walk.per_judge().total
+    return table
+
+
+def report(walks: list[Walk], baseline: float) -> str:
+    """The table for the last judge, in a process that has read the live study (the steady state)."""
+    first = walks[-1]
+    lines = [
+        f"{'step':<18} {'requests':>8} {'SQL':>5} {'tx':>3} {'total':>6}   {'median ms':>9} {'x /healthz':>10}",
+    ]
+    for step in STEPS:
+        counts = first.requests[step]
+        seconds = statistics.median(c.seconds for w in walks for c in w.requests[step])
+        worst = max(counts, key=lambda c: c.total)
+        lines.append(
+            f"{step:<18} {len(counts):>8} {worst.sql - worst.logged_control:>5} {worst.transactions:>3} {worst.total:>6}   "
+            f"{seconds * 1000:>9.1f} {seconds / baseline:>10.1f}"
+        )
+    judge = first.per_judge()
+    judge_seconds = statistics.median(w.per_judge().seconds for w in walks)
+    lines.append(
+        f"{'per judge':<18} {sum(len(c) for c in first.requests.values()):>8} {judge.sql - judge.logged_control:>5} "
+        f"{judge.transactions:>3} {judge.total:>6}   {judge_seconds * 1000:>9.1f} {judge_seconds / baseline:>10.1f}"
+    )
+    lines.append(f"/healthz median {baseline * 1000:.2f} ms in this process; {len(walks)} judges")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--judges", type=int, default=5, help="judges walked after the first (timings: their median)")
+    parser.add_argument("--record", action="store_true", help=f"write the first judge's counts to {BUDGET_FILE}")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
+    os.environ.setdefault("SECRET_KEY", "benchmark-only-secret")
+    os.environ["DEBUG"] = "0"
+    os.environ["ENTRY_RATE_LIMIT"] = "off"
+    os.environ.setdefault("STATIC_MANIFEST", "0")  # no collectstatic needed: templates only name the files
+    os.environ.setdefault("ENV_FILE", "")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()
+    warnings.filterwarnings("ignore", message="No directory at")  # WhiteNoise: no collectstatic here
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        study = build_study()
+        baseline = healthz_seconds()
+        fresh = walk_one_judge(study, 0)  # the first judge a fresh process serves
+        warm(study)
+        walks = [walk_one_judge(study, n) for n in range(1, args.judges + 1)]
+        print(f"database: {connection.vendor}")
+        print(report(walks, baseline))
+        print(f"the first judge of a fresh process (reads the live study once): {fresh.per_judge().total} statements")
+        if args.record:
+            BUDGET_FILE.write_text(json.dumps(statements_per_step(walks[-1]), indent=2) + "\n", encoding="utf-8")
+            print(f"budget written to {BUDGET_FILE.relative_to(ROOT)}")
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
