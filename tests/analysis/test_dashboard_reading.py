@@ -2,6 +2,7 @@
 on how to read them, and a refit button that says what happened."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,30 @@ def test_the_interval_sentences_are_a_list_one_per_kind(staff_client, fitted):
     assert "<li>Bootstrap CI: Judges: would another sample of judges, rating these same answers" in page
     assert "<li>Judge × answer robust CI: Judges and answers: would other judges" in page
     assert "<li>Judge × answer bootstrap CI: Judges and answers, by resampling" in page
+
+
+def test_each_question_leads_with_its_headline_table_and_keeps_the_other_intervals_and_fits_in_details(
+    staff_client, fitted
+):
+    page = staff_client.get("/dashboard/judged/").content.decode()
+    features = page.split('id="q-features"')[1].split('<section class="card question"')[0]
+    headline, others = features.split('<details class="other-intervals">')
+    lead = re.search(r'<table class="dash-table numbers headline-table">\s*<thead>(.*?)</thead>', headline).group(1)
+    assert re.findall(r'<th scope="col">([^<]*)</th>', lead) == [
+        "System",
+        "Estimate",
+        "SE",
+        "p",
+        "",
+        "Holm p",
+        "95% CI",
+        "W–L",
+    ]
+    assert "<summary>Other intervals and fits</summary>" in others
+    for heading in ("Wald CI (conditional on these answers)", "Bootstrap CI", "Style-controlled"):
+        assert f'<th scope="col">{heading}</th>' in others
+        assert heading not in lead
+    assert "Which interval answers which question" in others
 
 
 def test_a_label_given_in_the_study_file_is_shown_and_exported(staff_client, db):

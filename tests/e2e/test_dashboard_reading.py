@@ -78,7 +78,9 @@ def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_
         table = page.locator("#q-features .table-scroll").first
         inside, shown = table.evaluate("box => [box.scrollWidth, box.clientWidth]")
         assert inside > shown  # the table is wider than the phone: it scrolls in its box
-        page.locator("#q-features details, #q-features summary").first.click()  # the per-vignette table too
+        # The other intervals and fits, and the per-vignette table, open and scroll in their own boxes too.
+        page.locator("#q-features details summary").evaluate_all("summaries => summaries.forEach(s => s.click())")
+        assert page.locator("#q-features details[open]").count() == 2
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         assert re.search(r"Style-controlled: Each system's ability", page.locator("#q-features").inner_text())
         # Two studies side by side: the wide comparison plot scales down too.
