@@ -1,6 +1,8 @@
 """The study admin's own pages: every system's answers side by side per vignette, and choosing the one judges see."""
 
-from django.contrib import messages
+from typing import TYPE_CHECKING
+
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -9,8 +11,13 @@ from django.urls import path, reverse
 from ..models import Answer, Study
 from ..services.answer_records import select_answer
 
+if TYPE_CHECKING:  # mixed into StudyAdmin: the ModelAdmin methods it calls are StudyAdmin's
+    _Base = admin.ModelAdmin
+else:
+    _Base = object
 
-class StudyAnswersPages:
+
+class StudyAnswersPages(_Base):
     """Mixed into StudyAdmin: the answers page (admin:surveys_study_answers) and its select button."""
 
     def get_urls(self):
