@@ -5,6 +5,8 @@ they asked for another page, so a reload, the back button or an old tab never sk
 """
 
 import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -36,6 +38,9 @@ from ..services.participation import StepName
 from ..services.prolific_link import lab_visitor_params, parse_prolific_params, prolific_return_url
 from ..services.teams import role_of
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 STEP_PAGES = {
     StepName.CONSENT: "surveys:judging-consent",
     StepName.DEMOGRAPHICS: "surveys:judging-about-you",
@@ -48,14 +53,14 @@ NO_SESSION = gettext_lazy(
 
 
 # The HTTP status of each refusal at entry; any other is a bad link (400).
-ENTRY_REFUSED_STATUS = {EntryRateLimited: 429, SessionInUse: 409}
+ENTRY_REFUSED_STATUS: dict[type[Exception], int] = {EntryRateLimited: 429, SessionInUse: 409}
 
 
 def _session_key(slug: str) -> str:
     return f"judging:{slug}"
 
 
-def _problem(request, study: Study | None, problems: list[str], status: int = 400):
+def _problem(request, study: Study | None, problems: "Sequence[StrOrPromise]", status: int = 400):
     # A refusal with its own advice (wait, or continue elsewhere) is shown without the general advice.
     context = {"study": study, "problems": problems, "advice_given": status in ENTRY_REFUSED_STATUS.values()}
     return render(request, "surveys/judging/problem.html", context, status=status)
@@ -65,6 +70,7 @@ def _to_step(participant: Participant):
     step = current_step(participant)
     slug = participant.study.slug
     if step.name == StepName.PAIR:
+        assert step.assignment is not None  # a pair step always has its pair
         return redirect("surveys:judging-pair", slug, step.assignment.position)
     return redirect(STEP_PAGES.get(step.name, "surveys:judging-done"), slug)
 
