@@ -8,6 +8,27 @@ from surveys.admin.teams import TeamScoped
 
 from .models import AnalysisRun
 
+# Every field of a run, shown read-only (runs come from refits only).
+RUN_FIELDS = (
+    "study",
+    "dashboard",
+    "trigger",
+    "status",
+    "error",
+    "requested_by",
+    "created_at",
+    "finished_at",
+    "n_judgments",
+    "n_participants",
+    "data_hash",
+    "git_revision",
+    "parameters",
+    "schema_version",
+    "systems",
+    "halo",
+    "results",
+)
+
 
 @admin.register(AnalysisRun)
 class AnalysisRunAdmin(TeamScoped, admin.ModelAdmin):
@@ -15,26 +36,7 @@ class AnalysisRunAdmin(TeamScoped, admin.ModelAdmin):
     list_filter = ["status", "trigger", "study"]
     date_hierarchy = "created_at"
     list_select_related = ["study"]
-    fields = [
-        "study",
-        "dashboard",
-        "trigger",
-        "status",
-        "error",
-        "requested_by",
-        "created_at",
-        "finished_at",
-        "n_judgments",
-        "n_participants",
-        "data_hash",
-        "git_revision",
-        "parameters",
-        "schema_version",
-        "systems",
-        "halo",
-        "results",
-    ]
-    readonly_fields = fields
+    fields = readonly_fields = RUN_FIELDS
 
     def has_add_permission(self, request):
         return False  # runs come from refits only

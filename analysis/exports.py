@@ -247,10 +247,15 @@ def export_lines(*, study: Study, name: str, run: AnalysisRun | None) -> Iterato
 def _whole(*, study: Study, name: str, run: AnalysisRun | None) -> Iterator[str]:
     """The small exports (a JSON document, an R script) in one piece."""
     makers = {
-        "results.json": lambda: results_json(run=run),
+        "results.json": lambda: results_json(run=_needed(run)),
         "bradleyterry2.R": lambda: bradleyterry2_script(study=study, run=run),
     }
     yield makers[name]()
+
+
+def _needed(run: AnalysisRun | None) -> AnalysisRun:
+    assert run is not None  # results need a run; the caller checks there is one
+    return run
 
 
 def export_response(*, study: Study, name: str, run: AnalysisRun | None, by=None) -> HttpResponseBase:
@@ -265,6 +270,7 @@ def export_response(*, study: Study, name: str, run: AnalysisRun | None, by=None
             action=AuditEvent.Action.DATA_EXPORTED, user=by, study=study, file=name, run=run.pk if run else None
         )
     pieces = export_lines(study=study, name=name, run=run)
+    response: HttpResponseBase
     if name in CSV_EXPORTS:
         response = StreamingHttpResponse(pieces, content_type=content_type)
     else:

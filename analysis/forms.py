@@ -66,10 +66,13 @@ class PowerForm(forms.Form):
         if measured_human_agreement is not None:
             self.fields["human_agreement"].help_text = measured_help(measured_human_agreement)
         self.measured = {judge.key: judge for judge in judges}
-        self.fields["judge"].choices = [("", "none")] + [(judge.key, judge.label()) for judge in judges]
+        judge_field = self.fields["judge"]
+        assert isinstance(judge_field, forms.ChoiceField)
+        judge_field.choices = [("", "none")] + [(judge.key, judge.label()) for judge in judges]
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean returns the cleaned data
         judge = self.measured.get(data.get("judge") or "")
         if judge is not None and data.get("judge_agreement") is not None:
             raise ValidationError("Pick a measured judge or type an agreement, not both.")
@@ -135,13 +138,19 @@ def measured_help(human_agreement: float) -> str:
     return f"{source} The higher it is, the more of a human pick a judge can predict."
 
 
+class StudyChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj) -> str:
+        # Names may repeat (a pilot, a re-import under a new slug): the slug tells them apart.
+        return f"{obj.name} ({obj.slug})"
+
+
 class CompareForm(forms.Form):
-    compare = forms.ModelChoiceField(
+    compare = StudyChoiceField(
         queryset=Study.objects.none(), to_field_name="slug", required=False, label="Compare with"
     )
 
     def __init__(self, *args, study: Study, among: models.QuerySet[Study], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["compare"].queryset = among.exclude(pk=study.pk).order_by("name")  # the user's studies
-        # Names may repeat (a pilot, a re-import under a new slug): the slug tells them apart.
-        self.fields["compare"].label_from_instance = lambda other: f"{other.name} ({other.slug})"
+        compare = self.fields["compare"]
+        assert isinstance(compare, forms.ModelChoiceField)
+        compare.queryset = among.exclude(pk=study.pk).order_by("name")  # the user's studies

@@ -22,7 +22,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from .results import INTERVAL_KINDS, ItemEstimate, QuestionResult, SystemAtFit
+from .results import INTERVAL_KINDS, Interval, ItemEstimate, QuestionResult, SystemAtFit
 from .results.headline import WALD_KIND, led_by_headline
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
@@ -30,13 +30,16 @@ WALD = "95% Wald CI (each judgment independent)"
 ESTIMATE_COLOUR = "#2456a6"
 REFERENCE_COLOUR = "#1d2330"
 # Each extra interval kind keeps its look across plots; a kind not listed here takes the next spare one.
-INTERVAL_STYLES = {
+INTERVAL_STYLES: dict[str, dict[str, object]] = {
     WALD_KIND: {"color": "#b45309", "linestyle": "-"},
     "bootstrap": {"color": "#8a94a6", "linestyle": "-"},
     "two_way_robust": {"color": "#c2410c", "linestyle": "--"},
     "two_way_bootstrap": {"color": "#15803d", "linestyle": (0, (1, 1))},
 }
-SPARE_STYLES = [{"color": "#7c3aed", "linestyle": "-."}, {"color": "#0e7490", "linestyle": "-."}]
+SPARE_STYLES: list[dict[str, object]] = [
+    {"color": "#7c3aed", "linestyle": "-."},
+    {"color": "#0e7490", "linestyle": "-."},
+]
 ROW_INCHES = 0.45
 EXTRA_ROW_INCHES = 0.12  # per extra interval kind: each sits a little lower under its estimate
 LEGEND_LINE_INCHES = 0.2
@@ -154,7 +157,7 @@ def _has_interval(item: ItemEstimate) -> bool:
 
 def _extra_kinds(results: list[QuestionResult]) -> dict:
     """The other interval kinds these results stored with at least one bound, known kinds first."""
-    kinds = {}
+    kinds: dict[str, Interval] = {}
     for result in results:
         for kind, interval in result.intervals.items():
             if any(low is not None for low in interval.ci_low):
@@ -168,12 +171,13 @@ COLOUR_NAMES = {"#8a94a6": "grey", "#c2410c": "orange dashed", "#15803d": "green
 
 
 def _style(kind: str, kinds: list[str]) -> dict:
+    line: dict[str, object]
     if kind in INTERVAL_STYLES:
         line = INTERVAL_STYLES[kind]
     else:
         spare = [k for k in kinds if k not in INTERVAL_STYLES].index(kind)
         line = SPARE_STYLES[spare % len(SPARE_STYLES)]
-    return {"line": line, "name": COLOUR_NAMES[line["color"]]}
+    return {"line": line, "name": COLOUR_NAMES[str(line["color"])]}
 
 
 def _figure(*, width: float, n_rows: int, n_kinds: int, n_marks: int, ncols: int = 1) -> Figure:
@@ -235,6 +239,9 @@ def _draw(axes, rows: list[Row], kinds: dict, reference: str, title: str) -> Non
                 offset = y - step * (n + 1)
                 axes.plot([low, high], [offset, offset], linewidth=1.2, **_style(kind, list(kinds))["line"])
         if _has_interval(item):
+            assert item.estimate is not None  # _has_interval checked all three
+            assert item.ci_low is not None
+            assert item.ci_high is not None
             axes.errorbar(
                 item.estimate,
                 y,

@@ -38,7 +38,7 @@ class QuestionOut(serializers.ModelSerializer):
 
 
 class StudyOut(serializers.ModelSerializer):
-    reference_system = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    reference_system: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="key", read_only=True)
 
     class Meta:
         model = Study
@@ -67,7 +67,7 @@ class StudyDetailOut(StudyOut):
 
 
 class CountOut(serializers.Serializer):
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named "label"; the stubs see Field.label
     count = serializers.IntegerField()
 
 
@@ -96,7 +96,7 @@ class ProgressOut(serializers.Serializer):
 class AnalysisRunOut(serializers.ModelSerializer):
     """A finished run; systems, results and halo always in the current schema version (old runs upgraded)."""
 
-    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    study: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     parameters = serializers.JSONField(help_text="reference, order_effect, bootstrap, seed, split_halves, style.")
     schema_version = serializers.IntegerField(help_text="The shape of systems, results and halo below.")
     systems = SystemsAtFitField(help_text="Systems in item order, as they were at the fit.")

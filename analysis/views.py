@@ -84,23 +84,25 @@ def plot(request, slug, question, fmt):
     study = get_object_or_404(studies_for(request.user), slug=slug)
     run = chosen_run(request, study)
     fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
-    if fitted is None or fitted.question(question) is None:
+    result = fitted.question(question) if fitted is not None else None
+    if run is None or fitted is None or result is None:
         raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
     label = label_of(question, question_labels(study))
     if request.GET.get("compare"):
         other = get_object_or_404(studies_for(request.user), slug=request.GET["compare"])
         other_run = AnalysisRun.objects.latest_for(other)
         beside = other_run.read_results() if other_run else None
-        if beside is None or beside.question(question) is None:
+        beside_result = beside.question(question) if beside is not None else None
+        if beside is None or beside_result is None:
             raise Http404(f"'{other.name}' has no finished analysis of '{question}'.")
         panels = [
-            plots.Panel(fitted.systems, fitted.question(question), study.name),
-            plots.Panel(beside.systems, beside.question(question), other.name),
+            plots.Panel(fitted.systems, result, study.name),
+            plots.Panel(beside.systems, beside_result, other.name),
         ]
         figure = plots.comparison_plot(panels=panels, title=label)
     else:
-        panels = [plots.Panel(fitted.systems, fitted.question(question), label)]
-        figure = plots.forest_plot(systems=fitted.systems, result=fitted.question(question), title=label)
+        panels = [plots.Panel(fitted.systems, result, label)]
+        figure = plots.forest_plot(systems=fitted.systems, result=result, title=label)
     response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
     if request.GET.get("run") and len(panels) == 1:
         patch_cache_control(response, private=True, max_age=24 * 3600)  # a stored run never changes

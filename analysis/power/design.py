@@ -31,7 +31,11 @@ def participants_needed(judgments: int, vignettes_per_participant: int) -> int:
 
 def fixed_seed(seed: int | None) -> int:
     """A seed to reuse across the candidates of a search (a fresh one when none is given)."""
-    return int(np.random.SeedSequence().entropy % 2**63) if seed is None else seed
+    if seed is not None:
+        return seed
+    entropy = np.random.SeedSequence().entropy  # drawn fresh: an int when none is given
+    assert isinstance(entropy, int)
+    return int(entropy % 2**63)
 
 
 def smallest_repetitions(reaches, max_repetitions: int) -> int | None:

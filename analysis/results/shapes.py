@@ -287,7 +287,7 @@ def _build(kind, data, where: str):
         if not isinstance(data, dict):
             raise ShapeError(f"{where}: expected an object, found {type(data).__name__}")
         return {key: _build(args[1], value, f"{where}.{key}") for key, value in data.items()}
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         if not isinstance(data, dict):
             raise ShapeError(f"{where}: expected an object, found {type(data).__name__}")
         hints = typing.get_type_hints(kind)

@@ -77,9 +77,9 @@ def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[Sys
         return []
     columns = [kind for kind, _heading in interval_columns(question)]
     others = {
-        name: question.alternative_fits[name].fit.items
+        name: fit.items
         for name, _heading in alternative_columns(question)
-        if name in question.alternative_fits and question.alternative_fits[name].fit
+        if name in question.alternative_fits and (fit := question.alternative_fits[name].fit)
     }
     rows = []
     for k, item in enumerate(question.fit.items):

@@ -28,7 +28,7 @@ def run_fields(fitted: RunResults) -> dict:
 
 def read(*, version: int, systems: list, results: dict, halo: dict) -> RunResults:
     """A run's stored systems, results and halo (in schema `version`) as today's typed RunResults."""
-    document = {"systems": systems, "results": results, "halo": halo}
+    document: dict = {"systems": systems, "results": results, "halo": halo}
     if version > CURRENT_VERSION:
         raise ValueError(f"Run stored in schema version {version}; this code reads up to {CURRENT_VERSION}.")
     for step in range(version, CURRENT_VERSION):

@@ -103,7 +103,12 @@ def dashboard_results(*, run: AnalysisRun | None, beside: AnalysisRun | None = N
     sections = []
     for section in _sections(fitted, labels=labels):
         other = others.get(section.key)
-        both = [fitted.question(section.key), beside_fitted.question(section.key)] if other else []
+        both: list[QuestionResult] = []
+        if other and beside_fitted:
+            mine, theirs = fitted.question(section.key), beside_fitted.question(section.key)
+            assert mine is not None  # both runs have the section's question
+            assert theirs is not None
+            both = [mine, theirs]
         sections.append(replace(section, other=other, marks_beside=plots.marks_in_words(both) if other else ""))
     halo_rows = [
         (label_of(key, labels), row) for key, row in zip(fitted.halo.questions, fitted.halo.matrix, strict=False)
@@ -135,7 +140,11 @@ def _section(question: QuestionResult, *, labels: dict[str, str], label: str) ->
     for kind, heading in interval_columns(shown):
         stored = shown.intervals.get(kind)
         # Known kinds are explained in today's words; a kind this code no longer knows, in its own.
-        answers = INTERVAL_KINDS[kind].answers if kind in INTERVAL_KINDS else stored.answers
+        if kind in INTERVAL_KINDS:
+            answers = INTERVAL_KINDS[kind].answers
+        else:
+            assert stored is not None  # a kind this code does not know is one the run stored
+            answers = stored.answers
         columns.append(IntervalColumn(kind, heading, answers))
     return QuestionSection(
         key=question.question,
@@ -154,7 +163,7 @@ def _section(question: QuestionResult, *, labels: dict[str, str], label: str) ->
         first_position_rate=question.first_position_rate,
         separation_reliability=question.separation_reliability,
         split_half_reliability=question.split_half_reliability,
-        style_effect=(styled_fit.covariate_effects or [None])[0] if styled_fit else None,
+        style_effect=styled_fit.covariate_effects[0] if styled_fit and styled_fit.covariate_effects else None,
         style_problems=(styled.problems if styled else []) + (styled_fit.problems if styled_fit else []),
         by_vignette=question.by_vignette,
         marks=plots.marks_in_words([question]),
@@ -177,7 +186,9 @@ def _bias_reduced_changes(question: QuestionResult, *, labels: dict[str, str]) -
     changes = []
     for reported, beside in zip(question.fit.items, plain.fit.items, strict=True):
         unchanged = (reported.estimate is None) == (beside.estimate is None) and (
-            reported.estimate is None or abs(reported.estimate - beside.estimate) < VISIBLE_CHANGE
+            reported.estimate is None
+            or beside.estimate is None
+            or abs(reported.estimate - beside.estimate) < VISIBLE_CHANGE
         )
         if not unchanged:
             changes.append(EstimateChange(labels.get(reported.item, reported.item), beside.estimate, reported.estimate))
@@ -190,6 +201,7 @@ def refit_said(asked: RefitRequest) -> tuple[bool, str]:
     if asked.outcome == RefitOutcome.RAN and run is not None:
         if run.status != AnalysisRun.Status.DONE:
             return True, f"The refit ran here (no task queue is configured) and failed: {run.error}"
+        assert run.finished_at is not None  # a done run has finished
         finished = run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
         return False, (
             f"Refitted: run {run.pk} finished at {finished} on {run.n_judgments} valid judgments, shown below. "

@@ -172,7 +172,7 @@ def _worth_printing(result: bt.BTResult, judged: Judged) -> tuple[list, list, li
 def halo_correlations(questions: list[QuestionResult]) -> Halo:
     """Pearson correlation of the system estimates between every two questions (finite systems only)."""
     fitted = [question for question in questions if question.fit]
-    estimates = [np.array([i.estimate for i in q.fit.items], dtype=float) for q in fitted]
+    estimates = [np.array([i.estimate for i in fit.items], dtype=np.float64) for q in fitted if (fit := q.fit)]
     matrix = []
     for x in estimates:
         row = []

@@ -49,7 +49,7 @@ def fit_of(result: bt.BTResult) -> Fit:
         items=[_item(result, k, numbers) for k in range(len(result.item_names))],
         order_effect=effect_of(result.order_effect),
         covariate_effects=(
-            None if result.covariate_effects is None else [effect_of(e) for e in result.covariate_effects]
+            None if result.covariate_effects is None else [_estimate_of(e) for e in result.covariate_effects]
         ),
         problems=list(result.problems),
     )
@@ -65,8 +65,10 @@ def _item(result: bt.BTResult, k: int, numbers) -> ItemEstimate:
 
 
 def effect_of(effect: bt.Effect | None) -> EffectEstimate | None:
-    if effect is None:
-        return None
+    return None if effect is None else _estimate_of(effect)
+
+
+def _estimate_of(effect: bt.Effect) -> EffectEstimate:
     numbers = (effect.estimate, effect.se, effect.z, effect.p, effect.ci_low, effect.ci_high)
     *shown, reason = _worth_printing([json_safe(float(value)) for value in numbers])
     return EffectEstimate(effect.name, **_numbers(shown), not_estimable=reason)

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import cast
 
 import kombu.exceptions
 import numpy as np
@@ -23,7 +24,7 @@ from ..models import AnalysisRun
 from ..results import QuestionResult, RunResults, SystemAtFit, run_fields
 from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations
 from .participant_draws import resample_participants
-from .reading import StudyData, read_study_data
+from .reading import QuestionData, StudyData, read_study_data
 from .records import json_safe
 
 log = logging.getLogger("analysis.services")
@@ -98,9 +99,11 @@ def _fit_questions(data: StudyData, *, parameters: dict, phases: dict[str, float
             data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
         )
     questions = []
-    for position in range(len(data.questions)):
+    pending = cast("list[QuestionData | None]", data.questions)  # the same list, emptied as it is fitted
+    for position in range(len(pending)):
         # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
-        question, data.questions[position] = data.questions[position], None
+        question, pending[position] = pending[position], None
+        assert question is not None
         with _timed(phases, "fitting"):
             questions.append(
                 fit_question(
@@ -210,4 +213,6 @@ def _send_refit(*, study: Study, user_id: int | None) -> None:
     from .. import tasks
 
     with app.connection_for_write() as connection:
-        tasks.refit_study.apply_async(args=[study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id], connection=connection)
+        tasks.refit_study.apply_async(  # type: ignore[call-arg]  # celery takes connection= among its options; the stubs omit it
+            args=(study.pk, AnalysisRun.Trigger.ON_DEMAND, user_id), connection=connection
+        )

@@ -148,6 +148,7 @@ def _one_participant(*, study, questions, model: RaterModel, rng) -> tuple[Parti
     step = current_step(participant)
     while step.name == "pair":
         assignment = step.assignment
+        assert assignment is not None  # a pair step always has its pair
         mark_shown(assignment=assignment, now=clock)
         clock += timedelta(seconds=rng.uniform(60, 240))
         first, second = assignment.first_answer, assignment.second_answer

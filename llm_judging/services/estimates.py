@@ -26,6 +26,7 @@ import numpy as np
 from analysis.bradley_terry import fit
 
 from .. import ppi
+from ..ppi import PPIResult
 from .data import StudyPicks, read_study_picks
 
 MIN_HUMAN = 10  # fewer labelled rows than this: no PPI estimate (the sandwich variance would be meaningless)
@@ -82,8 +83,8 @@ def llm_fit(data: StudyPicks, *, judge: str, question: str) -> dict | None:
 class Calibrated:
     """PPI++ and human-only results for one judge × question (both vignette-clustered)."""
 
-    ppi: ppi.PPIResult
-    human: ppi.PPIResult
+    ppi: PPIResult
+    human: PPIResult
     systems: list[str]  # without the reference, in the results' order
     n_cells: int  # cells the judge judged
     extra_cells: int  # of those, cells without a human judgment on the question

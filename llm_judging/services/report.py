@@ -31,7 +31,7 @@ def judging_report(*, study: Study) -> dict:
 
 def judges_without_help(estimates: list[EstimateRow]) -> list[tuple[str, str, str]]:
     """(question, judge, why) for each judge × question where PPI could not use the judge (lambda 0)."""
-    found = {}
+    found: dict[tuple[str, str], str] = {}
     for row in estimates:
         reason = why_no_help(row)
         if reason:

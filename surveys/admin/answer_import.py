@@ -1,13 +1,20 @@
 """The study admin's "Import answers from a CSV file" page (surveys/services/answer_files.py)."""
 
+from typing import TYPE_CHECKING
+
 from django import forms
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
 from ..services.answer_files import AnswerFileError, import_answers
+
+if TYPE_CHECKING:  # mixed into StudyAdmin: the ModelAdmin methods it calls are StudyAdmin's
+    _Base = admin.ModelAdmin
+else:
+    _Base = object
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # thousands of answers fit; anything larger is not an answers sheet
 
@@ -16,7 +23,7 @@ class AnswerFileForm(forms.Form):
     file = forms.FileField(help_text="CSV (UTF-8; comma, semicolon or tab separated), as docs/study-files.md shows.")
 
 
-class AnswerImportPage:
+class AnswerImportPage(_Base):
     """Mixed into StudyAdmin: admin:surveys_study_import_answers."""
 
     def get_urls(self):

@@ -53,6 +53,7 @@ class FeatureFormSet(forms.BaseInlineFormSet):
             for problem in error.errors():
                 if problem["loc"]:
                     index, name = problem["loc"][:2]
+                    assert isinstance(index, int)  # a feature's problem: its row first
                     kept[index].add_error(name if name in kept[index].fields else None, sentence(describe(problem)))
                 else:
                     whole.append(sentence(describe(problem)))
@@ -93,11 +94,15 @@ class AnswerForm(forms.ModelForm):  # the admin gives it its model and fields
         super().__init__(*args, **kwargs)
         for name in ("system", "vignette"):
             if name in self.fields:
-                self.fields[name].queryset = self.fields[name].queryset.select_related("study")
-                self.fields[name].label_from_instance = _with_study
+                field = self.fields[name]
+                assert isinstance(field, forms.ModelChoiceField)
+                assert field.queryset is not None  # a foreign key's field: its model's rows
+                field.queryset = field.queryset.select_related("study")
+                field.label_from_instance = _with_study  # type: ignore[method-assign, assignment]  # Django's per-field label hook
 
     def clean(self):
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns the cleaned data
         if cleaned.get("system") and cleaned.get("vignette"):
             try:
                 check_same_study(system=cleaned["system"], vignette=cleaned["vignette"])
@@ -117,14 +122,16 @@ class AnswerAdmin(TeamScoped, admin.ModelAdmin):
     inlines = [FeatureInline]
     list_select_related = ["system", "vignette", "selected_by"]
 
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(self, request, obj=None, change=False, **kwargs):
         # The dropdowns offer the answer's own study's systems and vignettes (a new answer: ?study=<id>).
-        form = super().get_form(request, obj, **kwargs)
+        form = super().get_form(request, obj, change, **kwargs)
         study_id = obj.vignette.study_id if obj else request.GET.get("study")
         if study_id and str(study_id).isdigit():
             for name in ("system", "vignette"):
                 if name in form.base_fields:
                     field = form.base_fields[name]
+                    assert isinstance(field, forms.ModelChoiceField)
+                    assert field.queryset is not None  # a foreign key's field: its model's rows
                     field.queryset = field.queryset.filter(study_id=study_id)
         return form
 

@@ -1,13 +1,21 @@
 """The study admin's side of "live means frozen" (the rule itself: surveys.services.freezing)."""
 
+from typing import TYPE_CHECKING
+
+from django.contrib import admin
 from django.db import models
-from django.forms.models import inlineformset_factory, modelform_factory
+from django.forms.models import BaseInlineFormSet, inlineformset_factory, modelform_factory
 
 from ..models import Study
 from ..services.freezing import FROZEN_STUDY_FIELDS, is_frozen
 
+if TYPE_CHECKING:  # mixed into the study's inlines: the permissions it narrows are the inline's
+    _Base = admin.options.InlineModelAdmin
+else:
+    _Base = object
 
-class FrozenWhenLive:
+
+class FrozenWhenLive(_Base):
     """An inline of a study's parts: read-only once the study has gone live."""
 
     def has_add_permission(self, request, obj=None):
@@ -37,9 +45,9 @@ def attempted_frozen_edits(request, study: Study, inlines) -> list[str]:
         if f"{prefix}-TOTAL_FORMS" not in posted:
             continue
         names = _flat(inline.fields)
-        formset = inlineformset_factory(Study, inline.model, fields=names, extra=0, formfield_callback=_formfield)(
-            posted, instance=study, prefix=prefix
-        )
+        formset: BaseInlineFormSet = inlineformset_factory(
+            Study, inline.model, fields=names, extra=0, formfield_callback=_formfield
+        )(posted, instance=study, prefix=prefix)
         for form in formset.forms:
             sent = [name for name in names if f"{form.prefix}-{name}" in posted]
             deleting = posted.get(f"{form.prefix}-DELETE")

@@ -22,6 +22,20 @@ DEMOGRAPHIC_LABELS = {
 }
 
 
+# A participant's pages, shown read-only.
+ASSIGNMENT_FIELDS = (
+    "position",
+    "vignette",
+    "first_answer",
+    "second_answer",
+    "status",
+    "counts_toward_cell",
+    "shown_at",
+    "seconds",
+    "completed_at",
+)
+
+
 @admin.register(Cell)
 class CellAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["__str__", "study", "target", "completed", "reserved"]
@@ -38,18 +52,7 @@ class CellAdmin(TeamScoped, admin.ModelAdmin):
 class AssignmentInline(admin.TabularInline):
     model = Assignment
     extra = 0
-    fields = [
-        "position",
-        "vignette",
-        "first_answer",
-        "second_answer",
-        "status",
-        "counts_toward_cell",
-        "shown_at",
-        "seconds",
-        "completed_at",
-    ]
-    readonly_fields = fields
+    fields = readonly_fields = ASSIGNMENT_FIELDS
     can_delete = False
 
 

@@ -1,5 +1,7 @@
 """The answer-writing survey: invitations for experts, and the respondents with their pages."""
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
@@ -13,6 +15,14 @@ from ..services.respondent_survey import invitation_errors
 from ..services.teams import studies_for
 from .teams import TeamScoped
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class PagesCounted(TypedDict):  # RespondentAdmin.get_queryset's counts
+    pages_done: int
+    pages_total: int
+
 
 class InvitationForm(forms.ModelForm):
     class Meta:
@@ -23,11 +33,15 @@ class InvitationForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "system" in self.fields:
             # Every study may have a "Philosopher": say whose each one is.
-            self.fields["system"].queryset = self.fields["system"].queryset.select_related("study")
-            self.fields["system"].label_from_instance = lambda system: f"{system} ({system.study.slug})"
+            system_field = self.fields["system"]
+            assert isinstance(system_field, forms.ModelChoiceField)
+            assert system_field.queryset is not None  # a foreign key's field: its model's rows
+            system_field.queryset = system_field.queryset.select_related("study")
+            system_field.label_from_instance = lambda system: f"{system} ({system.study.slug})"  # type: ignore[method-assign, assignment]  # Django's per-field label hook
 
     def clean(self):
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns the cleaned data
         if cleaned.get("study") and cleaned.get("system"):
             for error in invitation_errors(study=cleaned["study"], system=cleaned["system"]):
                 self.add_error("system", error.capitalize() + ".")
@@ -56,10 +70,10 @@ class InvitationAdmin(TeamScoped, admin.ModelAdmin):
         """The invitation's full link on this host, as a column or read-only field (one per request)."""
         if not hasattr(request, "_invitation_link_column"):
 
+            @admin.display(description="Link to send (select and copy)")
             def link(invitation):
                 return _invitation_link(request, invitation)
 
-            link.short_description = "Link to send (select and copy)"
             request._invitation_link_column = link
         return request._invitation_link_column
 
@@ -106,16 +120,26 @@ class InvitationAdmin(TeamScoped, admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
 
+TASK_FIELDS = (
+    "position",
+    "vignette",
+    "answer",
+    "action",
+    "authenticity",
+    "started_at",
+    "submitted_at",
+)  # all read-only
+
+
 class RespondentTaskInline(admin.TabularInline):
     model = RespondentTask
     extra = 0
-    fields = ["position", "vignette", "answer", "action", "authenticity", "started_at", "submitted_at"]
-    readonly_fields = fields
+    fields = readonly_fields = TASK_FIELDS
     can_delete = False
 
     @admin.display(description="Action written")
     def action(self, task: RespondentTask) -> str:
-        return task.answer.action if task.answer_id else "—"
+        return task.answer.action if task.answer is not None else "—"
 
     @admin.display(description="Authenticity")
     def authenticity(self, task: RespondentTask) -> str:
@@ -161,7 +185,7 @@ class RespondentAdmin(TeamScoped, admin.ModelAdmin):
         return super().get_queryset(request).annotate(pages_done=pages_done, pages_total=Count("tasks"))
 
     @admin.display(description="Pages written")
-    def pages(self, respondent: Respondent) -> str:
+    def pages(self, respondent: "WithAnnotations[Respondent, PagesCounted]") -> str:
         return f"{respondent.pages_done} / {respondent.pages_total}"
 
     def has_add_permission(self, request):

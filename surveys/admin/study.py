@@ -5,6 +5,7 @@ study_actions.py, the answers-side-by-side pages in study_answers.py; the Prolif
 prolific_actions.py.
 """
 
+from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -119,13 +120,13 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         study = self.get_object(request, object_id)
-        if is_frozen(study) and request.method == "POST":
+        if study is not None and is_frozen(study) and request.method == "POST":
             try:
                 check_editable(study, attempted_frozen_edits(request, study, self.inlines))
             except StudyFrozen as exc:  # refused whole, with the reason: nothing of this POST is saved
                 self.message_user(request, " ".join(exc.messages), messages.ERROR)
                 return redirect(request.path)
-        if is_frozen(study) and request.method == "GET":  # say why the fields are read-only
+        if study is not None and is_frozen(study) and request.method == "GET":  # say why the fields are read-only
             self.message_user(request, frozen_reason(study), messages.WARNING)
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -200,11 +201,13 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
             study.reference_system = study.systems.get(key=key)
             study.save(update_fields=["reference_system"])
 
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
         if "reference_system" in form.base_fields:
             systems = System.objects.filter(study=obj) if obj else System.objects.none()
-            form.base_fields["reference_system"].queryset = systems
+            reference = form.base_fields["reference_system"]
+            assert isinstance(reference, forms.ModelChoiceField)
+            reference.queryset = systems
         return form
 
     @admin.display(description="Ready to go live?")

@@ -1,5 +1,7 @@
 """The study admin's status and Prolific review actions: go live, close, copy as a draft, review, reconcile."""
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -11,8 +13,13 @@ from ..services.freezing import copy_as_draft
 from ..services.lifecycle import close_study, go_live, launch_warnings, lone_answers
 from ..services.teams import set_member
 
+if TYPE_CHECKING:  # mixed into StudyAdmin: the ModelAdmin methods it calls are StudyAdmin's
+    _Base = admin.ModelAdmin
+else:
+    _Base = object
 
-class StudyActions:
+
+class StudyActions(_Base):
     """Mixed into StudyAdmin: the actions it lists by name (each done study by study, each outcome said)."""
 
     @admin.action(

@@ -1,6 +1,8 @@
 """The study admin's own pages: every system's answers side by side per vignette, and choosing the one judges see."""
 
-from django.contrib import messages
+from typing import TYPE_CHECKING
+
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -11,8 +13,13 @@ from ..services.answer_records import select_answer
 from ..services.authenticity import summary
 from ..services.authenticity_report import content_checks, counts_in_words
 
+if TYPE_CHECKING:  # mixed into StudyAdmin: the ModelAdmin methods it calls are StudyAdmin's
+    _Base = admin.ModelAdmin
+else:
+    _Base = object
 
-class StudyAnswersPages:
+
+class StudyAnswersPages(_Base):
     """Mixed into StudyAdmin: the answers page (admin:surveys_study_answers) and its select button."""
 
     def get_urls(self):

@@ -1,11 +1,18 @@
 """The study page's links ready to copy, the "Try the survey" button, and removing the tries."""
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin, messages
 
 from ..services.researcher_tries import remove_test_participants, study_links
 
+if TYPE_CHECKING:  # mixed into StudyAdmin: the ModelAdmin methods it calls are StudyAdmin's
+    _Base = admin.ModelAdmin
+else:
+    _Base = object
 
-class StudyLinks:
+
+class StudyLinks(_Base):
     """Mixed into StudyAdmin: the links above the form (templates/surveys/researcher/study_links.html)."""
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):

@@ -97,6 +97,7 @@ class AnswerForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns the cleaned data
         rows, numbers = [], []
         for i in range(1, MAX_FEATURES + 1):
             feature = (cleaned.get(f"feature_{i}") or "").strip()
@@ -124,6 +125,7 @@ class AnswerForm(forms.Form):
             for problem in error.errors():
                 if problem["loc"]:
                     index, name = problem["loc"][:2]
+                    assert isinstance(index, int)  # a feature's problem: its row first
                     self.add_error(
                         f"{name}_{numbers[index]}", WEIGHT_WORDS if name == "weight" else sentence(describe(problem))
                     )

@@ -1,6 +1,7 @@
 """The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
 
 import unicodedata
+from typing import TYPE_CHECKING, cast
 
 from django import forms
 from django.utils import translation
@@ -11,8 +12,13 @@ from .. import constants
 from ..models import Judgment, Question
 from ..services.languages import question_text
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise, StrPromise
 
-def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.TypedChoiceField:
+
+def _yes_no(
+    label: "StrOrPromise", yes: "StrOrPromise", no: "StrOrPromise", required_message: "StrOrPromise"
+) -> forms.TypedChoiceField:
     return forms.TypedChoiceField(
         choices=[("yes", yes), ("no", no)],
         coerce=lambda value: value == "yes",
@@ -22,7 +28,7 @@ def _yes_no(label: str, yes: str, no: str, required_message: str) -> forms.Typed
     )
 
 
-def _choices(values: list[str]) -> list[tuple[str, str]]:
+def _choices(values: list[str]) -> list[tuple[str, "StrPromise"]]:
     # Stored in English, shown in the study's language (constants marks them for translation).
     return [("", _("— choose —"))] + [(value, _(value)) for value in values]
 
@@ -51,7 +57,7 @@ class RenderedOnceSelect(forms.Select):
         return html
 
 
-def _please_choose(required: str, invalid: str) -> dict[str, str]:
+def _please_choose(required: "StrOrPromise", invalid: "StrOrPromise") -> dict[str, "StrOrPromise"]:
     return {"required": required, "invalid_choice": invalid}
 
 
@@ -71,6 +77,7 @@ class ConsentForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean returns the cleaned data
         if data.get("consent") is False:
             self.errors.pop("anonymised", None)  # declining ends the study: the second answer does not matter
             data["anonymised"] = False
@@ -122,11 +129,13 @@ class DemographicsForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Countries in the alphabetical order of the language shown ("Deutschland" under D in German).
         country = self.fields["country"]
-        head, *countries, other, prefer = country.choices
+        assert isinstance(country, forms.ChoiceField)
+        head, *countries, other, prefer = cast("list[tuple[str, StrPromise]]", country.choices)  # _choices made them
         country.choices = [head, *sorted(countries, key=lambda choice: _sort_key(str(choice[1]))), other, prefer]
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean returns the cleaned data
         if data.get("gender") != constants.SPECIFY_GENDER:
             data["gender_specify"] = ""
         if data.get("religion") != constants.SPECIFY_RELIGION:

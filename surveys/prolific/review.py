@@ -37,7 +37,7 @@ ReviewStatus = Participant.ReviewStatus  # what we told Prolific (Participant.re
 APPROVE, REJECT, REQUEST_RETURN = "approve", "reject", "request-return"
 
 # Per reason: Prolific's rejection category, the return reason we give, and the rejection message.
-REASONS = {
+REASONS: dict[str, tuple[str, str, str]] = {
     Participant.Exclusion.FAILED_ATTENTION: (
         "FAILED_CHECK",
         "Did not pass the attention check",

@@ -164,7 +164,8 @@ def _per_feature(rows: list[tuple[int, dict]]) -> list[AnswerRows]:
 
 
 def _per_answer(rows: list[tuple[int, dict]]) -> list[AnswerRows]:
-    answers, seen = [], {}
+    answers: list[AnswerRows] = []
+    seen: dict[tuple, int] = {}
     for number, row in rows:
         answer = AnswerRows(values=_base(row), rows=[number])
         for index in range(1, MAX_FEATURES + 1):

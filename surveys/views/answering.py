@@ -1,5 +1,7 @@
 """The answer-writing survey's pages for lay respondents (Prolific) and invited experts."""
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -30,6 +32,9 @@ from ..services.respondent_survey import (
 )
 from .entry_limit import rate_limited_entry, respondent_exists
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 # The HTTP status of each refusal: a closed study is gone for good, a survey not offered is not found,
 # an invitation held by another browser (or withdrawn) is forbidden here, and a writer's PROLIFIC_PID
 # in another Prolific session conflicts with the one in progress.
@@ -51,7 +56,7 @@ def _session_key(study: Study) -> str:
     return f"respondent:{study.pk}"
 
 
-def _problem(request, message: str, status: int, return_url: str | None = None):
+def _problem(request, message: "StrOrPromise", status: int, return_url: str | None = None):
     context = {"message": message, "return_url": return_url}
     return render(request, "surveys/answering/problem.html", context, status=status)
 
@@ -65,7 +70,7 @@ def _respondent(request, slug: str) -> tuple[Study, Respondent | None]:
     study = get_object_or_404(Study, slug=slug)
     respondent_id = request.session.get(_session_key(study))
     respondent = Respondent.objects.filter(pk=respondent_id, study=study).select_related("study", "invitation").first()
-    if respondent and respondent.invitation_id:
+    if respondent and respondent.invitation is not None:  # selected with the respondent: no query
         refusal = browser_may_continue(respondent, _browser_key(request, respondent.invitation))
         if refusal:
             request.refusal = refusal
@@ -75,7 +80,7 @@ def _respondent(request, slug: str) -> tuple[Study, Respondent | None]:
 
 def _lost(request):
     """The page for a browser that has no respondent here (or may not write as the one it had)."""
-    return _problem(request, getattr(request, "refusal", SESSION_LOST), 403)
+    return _problem(request, getattr(request, "refusal", None) or SESSION_LOST, 403)
 
 
 def _next_page(request, respondent: Respondent):

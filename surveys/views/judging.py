@@ -4,6 +4,9 @@ Every page first asks where the participant really is (`current_step`) and sends
 they asked for another page, so a reload, the back button or an old tab never skips or repeats work.
 """
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -38,6 +41,9 @@ from ..services.participation import StepName
 from ..services.prolific_link import lab_visitor_params, parse_prolific_params, prolific_return_url
 from ..services.teams import role_of
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 STEP_PAGES = {
     StepName.CONSENT: "surveys:judging-consent",
     StepName.DEMOGRAPHICS: "surveys:judging-about-you",
@@ -50,7 +56,7 @@ NO_SESSION = gettext_lazy(
 
 
 # The HTTP status of each refusal at entry; any other is a bad link (400).
-ENTRY_REFUSED_STATUS = {EntryRateLimited: 429, SessionInUse: 409}
+ENTRY_REFUSED_STATUS: dict[type[Exception], int] = {EntryRateLimited: 429, SessionInUse: 409}
 
 
 def _session_key(slug: str) -> str:
@@ -92,7 +98,7 @@ def _remember(response, slug: str, participant: Participant):
     return response
 
 
-def _problem(request, study: Study | None, problems: list[str], status: int = 400):
+def _problem(request, study: Study | None, problems: "Sequence[StrOrPromise]", status: int = 400):
     # A refusal with its own advice (wait, or continue elsewhere) is shown without the general advice.
     context = {"study": study, "problems": problems, "advice_given": status in ENTRY_REFUSED_STATUS.values()}
     return render(request, "surveys/judging/problem.html", context, status=status)
@@ -103,6 +109,7 @@ def _to_step(participant: Participant, step: Step | None = None):
     step = step or current_step(participant)
     slug = participant.study.slug
     if step.name == StepName.PAIR:
+        assert step.assignment is not None  # a pair step always has its pair
         return redirect("surveys:judging-pair", slug, step.assignment.position)
     return redirect(STEP_PAGES.get(step.name, "surveys:judging-done"), slug)
 

@@ -173,6 +173,7 @@ class FakeProlific:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an IPv4 server's address is (host, port)
         return f"http://{host}:{port}/api/v1/"
 
     # -- request handling (called from the server thread) ---------------------------------------
@@ -354,9 +355,10 @@ class FakeProlific:
             ]
         else:
             return _bad_request("Provide submission_ids, or study_id and participant_ids.")
-        if any(t is None for t in targets):
+        found = [t for t in targets if t is not None]
+        if len(found) < len(targets):
             return _bad_request("Unknown submission id.")
-        for sub in targets:
+        for sub in found:
             if sub["status"] == "AWAITING REVIEW":
                 sub["status"] = "APPROVED"
         return 200, {}, "The request to bulk approve has been made successfully."

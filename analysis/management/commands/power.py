@@ -12,7 +12,16 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.power import INTERVALS, SPACINGS, TESTS, judge_assisted_power, power_analysis, reported_power
+from analysis.power import (
+    INTERVALS,
+    SPACINGS,
+    TESTS,
+    PowerResult,
+    ReportedPowerResult,
+    judge_assisted_power,
+    power_analysis,
+    reported_power,
+)
 from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
 
 TEST_NAMES = {
@@ -105,6 +114,7 @@ class Command(BaseCommand):
         ]
         if options["test"] == "best-vs-worst" and reported_only:
             raise CommandError(f"{', '.join(reported_only)} apply to --test reported only.")
+        result: PowerResult | ReportedPowerResult
         try:
             if options["test"] == "best-vs-worst":
                 result = power_analysis(systems=options["systems"], **design)
@@ -126,7 +136,7 @@ class Command(BaseCommand):
             f"  {result.systems} systems, {result.vignettes} vignettes, {result.repetitions} repetitions: "
             f"{result.comparisons} judgments per question, {result.participants} judges",
         ]
-        if options["test"] == "best-vs-worst":
+        if isinstance(result, PowerResult):  # --test best-vs-worst
             lines.append(
                 f"  best vs worst gap {result.gap} log-odds ({result.spacing} spacing), "
                 f"alpha {result.alpha_per_test:.4g} per test"

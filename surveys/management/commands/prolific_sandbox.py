@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from surveys.models import Participant
 
 # Participants who finished here become submissions awaiting review there, as on Prolific.
-FINISHED = {
+FINISHED: dict[str, str] = {
     Participant.Status.COMPLETED: "AWAITING REVIEW",
     Participant.Status.FAILED_ATTENTION: "AWAITING REVIEW",
     Participant.Status.NO_CONSENT: "RETURNED",

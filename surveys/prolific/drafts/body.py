@@ -92,7 +92,8 @@ def code_actions(study: Study) -> list[dict]:
     """
     policy = Study.InvalidPolicy
     completed = APPROVE if study.invalid_policy == policy.APPROVE else REVIEW
-    failed = {policy.APPROVE: APPROVE, policy.ASK_RETURN: RETURN}.get(study.invalid_policy, REVIEW)
+    by_policy: dict[str, str] = {policy.APPROVE: APPROVE, policy.ASK_RETURN: RETURN}
+    failed = by_policy.get(study.invalid_policy, REVIEW)
     outcomes = [
         ("completion_code", "COMPLETED", completed),
         ("failed_attention_code", "FAILED_ATTENTION_CHECK", failed),
