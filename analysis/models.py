@@ -68,6 +68,9 @@ class AnalysisRun(models.Model):
 
     objects = AnalysisRunQuerySet.as_manager()
 
+    # Not a field: a refit sets its seconds per phase here, for the log and `manage.py refit` (not stored).
+    phase_seconds: dict[str, float]
+
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [

@@ -153,7 +153,7 @@ def consensus_scores(data: StudyData) -> dict[int, tuple[float, int]]:
         for who, score in zip(question.clusters[known], scores, strict=True):
             totals[int(who)][0] += float(score)
             totals[int(who)][1] += 1
-    return {who: (total / n, n) for who, (total, n) in totals.items() if n}
+    return {who: (total / n, int(n)) for who, (total, n) in totals.items() if n}
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ class RespondentTaskInline(admin.TabularInline):
 
     @admin.display(description="Authenticity")
     def authenticity(self, task: RespondentTask) -> str:
-        return task.answer.get_authenticity_display() if task.answer_id and task.answer.authenticity else "—"
+        return task.answer.get_authenticity_display() if task.answer is not None and task.answer.authenticity else "—"
 
     def has_add_permission(self, request, obj=None):
         return False

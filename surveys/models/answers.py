@@ -65,6 +65,9 @@ class Answer(models.Model):
 
     objects = AnswerQuerySet.as_manager()
 
+    # Not a field: the judging pages attach the answer's features here, in order (surveys/services/live_content.py).
+    shown_features: list["Feature"]
+
     class Meta:
         ordering = ["vignette_id", "system_id", "sample"]
         constraints = [

@@ -39,7 +39,9 @@ def _counts(raw, names: tuple[str, ...]) -> dict[str, int] | None:
     if not isinstance(raw, dict) or not set(raw) <= set(names):
         return None
     counts = {name: _count(raw.get(name, 0)) for name in names}
-    return None if None in counts.values() else counts
+    if None in counts.values():
+        return None
+    return {name: count for name, count in counts.items() if count is not None}
 
 
 def parse_signals(raw: str, *, texts: dict[str, str]) -> dict | None:

@@ -153,7 +153,7 @@ def record_demographics(*, participant: Participant, demographics: dict, now: da
     """Store the answers and allocate the judging pages in one transaction; a full study screens the participant out."""
     now = now or timezone.now()
 
-    def store(locked: Participant, event: Event) -> Participant:
+    def store(locked: Participant, event: Event) -> participation.Transition:
         locked.demographics = demographics
         return participation.apply_event(participant=locked, event=event, locked=True, also_save=("demographics",))
 

@@ -40,7 +40,10 @@ def record_page(
     if any(pick not in Judgment.Position.values for pick in picks.values()):
         raise ValidationError("Each answer must be A or B.")
     seconds = max(0.0, (now - (assignment.shown_at or assignment.reserved_at)).total_seconds())
-    pair = {Judgment.Position.FIRST: assignment.first_answer_id, Judgment.Position.SECOND: assignment.second_answer_id}
+    pair: dict[str, int] = {
+        Judgment.Position.FIRST: assignment.first_answer_id,
+        Judgment.Position.SECOND: assignment.second_answer_id,
+    }
     judgments = [
         Judgment(
             assignment=assignment,
