@@ -32,18 +32,7 @@ def _two_way_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generat
     """The judge x answer (vignette) cluster-robust sandwich, t with (fewer clusters - 1) df."""
     if not _two_way_possible(judged):
         return None
-    result = guarded(
-        bt.cluster_robust,
-        judged.winners,
-        judged.losers,
-        judged.n_items,
-        reference=judged.reference,
-        judges=judged.clusters,
-        vignettes=judged.vignettes,
-        first=judged.first_in_estimates(),
-        item_names=judged.names,
-        fitted=main,
-    )
+    result = _sandwich(judged, main, vignettes=judged.vignettes)
     if result is None:
         return None
     return interval_of(
@@ -55,21 +44,26 @@ def _judge_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator
     """The judge-clustered sandwich (vcovCL(fit, cluster = ~ judge)), t with judges - 1 df: for these answers."""
     if len(np.unique(judged.clusters)) < 2:
         return None
-    result = guarded(
+    result = _sandwich(judged, main, vignettes=None)
+    if result is None:
+        return None
+    return interval_of("judge_robust", result, details={"df": result.df, "n_judge": result.clusters["judge"]})
+
+
+def _sandwich(judged: Judged, main: bt.BTResult, *, vignettes: np.ndarray | None) -> bt.RobustResult | None:
+    """The cluster-robust sandwich of the fit over judges, and over vignettes too when they are given."""
+    return guarded(
         bt.cluster_robust,
         judged.winners,
         judged.losers,
         judged.n_items,
         reference=judged.reference,
         judges=judged.clusters,
-        vignettes=None,
+        vignettes=vignettes,
         first=judged.first_in_estimates(),
         item_names=judged.names,
         fitted=main,
     )
-    if result is None:
-        return None
-    return interval_of("judge_robust", result, details={"df": result.df, "n_judge": result.clusters["judge"]})
 
 
 def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
