@@ -179,7 +179,9 @@ def test_simultaneous_events_out_of_order_leave_the_newest_status():
     from surveys.services.lifecycle import go_live
     from tests.conftest import at_once, make_study
 
-    study = go_live(study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1"))
+    study = go_live(
+        study=make_study(vignettes=3, vignettes_per_participant=2, prolific_study_id="st1", completion_code="DONE")
+    )
     participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
     allocate(participant=participant)
     statuses = ["ACTIVE", "AWAITING REVIEW", "APPROVED", "AWAITING REVIEW", "ACTIVE", "APPROVED"]
