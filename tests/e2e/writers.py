@@ -7,7 +7,9 @@
   as a phone keyboard, dictation or an IME delivers them; few or no keydowns):
   swipe (a phone keyboard: each word inserted whole, as swipe typing and word suggestions do),
   dictation (each sentence inserted whole), ime (each word composed, then committed, as Chinese or
-  Japanese input does), autocorrect (keys, with the odd mistyped word replaced by the keyboard's fix).
+  Japanese input does), autocorrect (keys, with the odd mistyped word replaced by the keyboard's fix);
+- reviser: types key by key, but writes two fields' text in the wrong box first and moves it with
+  Control+X / Control+V (the page's own text, not a paste from elsewhere).
 
 A paste is Chromium's own: the text is put on the clipboard and Control+V pressed in the field, so the page
 sees the same paste event and inserted text a person's paste gives.
@@ -118,8 +120,22 @@ def autocorrect_text(page, selector: str, text: str, rng: random.Random) -> None
             page.keyboard.type(word)
 
 
+# A reviser types these fields' text in the wrong box first (empty until later), then moves it by cut and paste.
+WRONG_BOX = {"#id_action": "#id_additional_information", "#id_reason_1": "#id_reason_2"}
+
+
+def revise_text(page, selector: str, text: str, rng: random.Random) -> None:
+    if selector not in WRONG_BOX:
+        return type_text(page, selector, text, rng)
+    type_text(page, WRONG_BOX[selector], text, rng)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Control+X")
+    page.click(selector)
+    page.keyboard.press("Control+V")
+
+
 TYPING = {"typist": type_text, "swipe": swipe_text, "dictation": dictate_text, "ime": compose_text}
-TYPING["autocorrect"] = autocorrect_text
+TYPING |= {"autocorrect": autocorrect_text, "reviser": revise_text}
 TYPIST_KINDS = tuple(TYPING)
 
 
@@ -137,7 +153,7 @@ def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
             paste(page, selector, " " + phrase)
             texts[name] = text + " " + phrase
         else:
-            TYPING[kind](page, selector, text, rng)
+            TYPING.get(kind, type_text)(page, selector, text, rng)  # a phrase-paster types the rest
     for number, weight in enumerate((60, 40), start=1):
         page.fill(f"#id_weight_{number}", str(weight))
     page.get_by_role("button", name="Submit this answer").click()

@@ -12,10 +12,11 @@ from tests.surveys.test_respondents import answer_post, answering_study, consent
 PAGE = {"hidden": 0, "hidden_ms": 0, "blurred": 0, "blurred_ms": 0, "first_key_to_submit_ms": 90000}
 
 
-def field(keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0, typed_chars=0) -> dict:
+def field(keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0, typed_chars=0, moved_chars=0):
     return {
         "keys": keys,
         "typed_chars": typed_chars,
+        "moved_chars": moved_chars,
         "pastes": pastes,
         "pasted_chars": pasted_chars,
         "focus_ms": focus_ms,
@@ -53,8 +54,14 @@ def test_text_a_phone_keyboard_dictation_or_ime_typed_is_typing_not_untyped():
     assert rated({"action": field(keys=0, typed_chars=40, pastes=1, pasted_chars=160)}) == "low"
 
 
+def test_text_moved_from_the_pages_own_fields_is_the_writers_own():
+    fields = {"action": field(keys=5, moved_chars=200), "additional_information": field(keys=210)}
+    assert rated(fields, texts={"action": TEXT, "additional_information": "y" * 10}) == "high"
+
+
 def test_signals_recorded_before_typed_chars_was_counted_are_read_as_before():
-    old = {"action": {name: value for name, value in field(keys=40).items() if name != "typed_chars"}}
+    new_counts = ("typed_chars", "moved_chars")
+    old = {"action": {name: value for name, value in field(keys=40).items() if name not in new_counts}}
     assert rated(old) == "low"
     assert rated({"action": {**old["action"], "keys": 230}}) == "high"
 
