@@ -101,6 +101,7 @@ def summary(signals: dict) -> dict[str, float | int]:
         "keys": keys,
         "typed": typed,
         "pasted_chars": pasted,
+        "moved": moved,
         "pasted_share": min(1.0, pasted / chars) if chars else 0.0,
         "untyped_share": untyped / chars if chars else 0.0,
         "pasted_after_away": sum(f["pasted_after_away"] for f in fields),
