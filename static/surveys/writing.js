@@ -1,5 +1,7 @@
 // How an answer was written, for the researcher's review (docs/authenticity.md): per text field the
-// keystrokes, the pastes and the characters they brought, and the time the field had focus; for the page,
+// keystrokes, the characters the person's input method typed, the pastes and the characters they brought,
+// the characters moved from the page's own fields (cut or copied there, pasted here), and the time the
+// field had focus; for the page,
 // how often and how long it was hidden or lost focus, and the time from the first keystroke to submitting.
 // Only counts and durations are kept, never what was typed or pasted; they go to the server in the hidden
 // input "writing_signals" with the form. Without this script the signals are "unknown".
@@ -16,7 +18,7 @@
 
   function now() { return Math.round(performance.now()); }
   function counts(name) {
-    if (!fields[name]) fields[name] = { keys: 0, pastes: 0, pasted_chars: 0, focus_ms: 0, pasted_after_away: 0 };
+    if (!fields[name]) fields[name] = { keys: 0, typed_chars: 0, pastes: 0, pasted_chars: 0, moved_chars: 0, focus_ms: 0, pasted_after_away: 0 };
     return fields[name];
   }
   function carryOver() {
@@ -32,18 +34,41 @@
     } catch (error) { /* a value we cannot read: start afresh */ }
   }
 
+  // What the writer copied or cut from this page's own fields (the last few), so that moving their own
+  // text (a paragraph written in the wrong box) is not taken for text pasted in from elsewhere.
+  var ownClips = [];
+  function remember(event) {
+    var input = event.target, text = input.value.substring(input.selectionStart || 0, input.selectionEnd || 0);
+    if (text) { ownClips.push(text); if (ownClips.length > 20) ownClips.shift(); }
+  }
+
   var inputs = form.querySelectorAll("textarea, input[type=text]");
   inputs.forEach(function (input) {
     var name = input.name;
+    input.addEventListener("copy", remember);
+    input.addEventListener("cut", remember);
     input.addEventListener("keydown", function (event) {
       if (event.ctrlKey || event.metaKey || NOT_TYPING.test(event.key || "")) return;
       counts(name).keys += 1;
+      if (firstKeyAt === null) firstKeyAt = now();
+    });
+    // Characters an input method typed: keys, but also phone keyboards (swipe, autocorrect), dictation and
+    // IME composition, which insert text with few or no keydowns. Pastes and drops are not among them.
+    input.addEventListener("input", function (event) {
+      if (event.inputType !== "insertText" && event.inputType !== "insertReplacementText") return;
+      var text = event.data || (event.dataTransfer ? event.dataTransfer.getData("text/plain") : "") || "";
+      counts(name).typed_chars += text.length;
+      if (firstKeyAt === null) firstKeyAt = now();
+    });
+    input.addEventListener("compositionend", function (event) {
+      counts(name).typed_chars += (event.data || "").length;
       if (firstKeyAt === null) firstKeyAt = now();
     });
     input.addEventListener("paste", function (event) {
       var data = event.clipboardData || window.clipboardData;
       var text = data ? data.getData("text") || "" : "";
       var field = counts(name);
+      if (text && ownClips.indexOf(text) >= 0) { field.moved_chars += text.length; return; }
       field.pastes += 1;
       field.pasted_chars += text.length;
       if (backAt !== null && now() - backAt < AWAY_WINDOW_MS) field.pasted_after_away += text.length;

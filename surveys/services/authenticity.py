@@ -1,7 +1,9 @@
 """Authenticity of a written answer: what the writing page recorded, checked, and one rating from it.
 
 The answer-writing page's own script (static/surveys/writing.js) counts, per text field, the keystrokes,
-the paste events and the characters they brought, and the time the field had focus; for the page, how
+the characters the writer's input method typed (keys, phone keyboards, dictation, IME composition; pages
+written before this count sent none: 0), the paste events and the characters they brought, the
+characters moved within the page (cut or copied from its own fields, pasted elsewhere in it), and the time the field had focus; for the page, how
 often and how long it was hidden or lost focus, and the time from the first keystroke to submitting. It
 sends them in the hidden input `writing_signals`. Here they are checked (known names, whole numbers in
 range, a size cap) and the characters of the final text are added from what the server received. With
@@ -16,7 +18,7 @@ from ..models import Answer
 SIGNALS_VERSION = 1
 MAX_SIGNALS_BYTES = 4000
 MAX_COUNT = 10**9  # any count or milliseconds beyond this is not from a real page
-FIELD_COUNTS = ("keys", "pastes", "pasted_chars", "focus_ms", "pasted_after_away")
+FIELD_COUNTS = ("keys", "typed_chars", "pastes", "pasted_chars", "moved_chars", "focus_ms", "pasted_after_away")
 PAGE_COUNTS = ("hidden", "hidden_ms", "blurred", "blurred_ms", "first_key_to_submit_ms")
 
 # The rule (docs/authenticity.md). Shares are of the final text's characters, over all the answer's fields.
@@ -87,12 +89,19 @@ def summary(signals: dict) -> dict[str, float | int]:
     fields = signals["fields"].values()
     chars = sum(f["chars"] for f in fields)
     keys = sum(f["keys"] for f in fields)
+    # A field's typing is its keys or, where an input method typed more than keys show (swipe, dictation,
+    # composition), what it typed; typed_chars is absent (0) in signals recorded before it was counted.
+    typed = sum(max(f["keys"], f.get("typed_chars", 0)) for f in fields)
     pasted = sum(f["pasted_chars"] for f in fields)
-    untyped = max(0, chars - keys)  # characters the keystrokes cannot explain (pasted, dropped, filled in)
+    # The writer's own text moved between or within fields was typed where it was first written.
+    moved = sum(f.get("moved_chars", 0) for f in fields)
+    untyped = max(0, chars - typed - moved)  # characters no typing explains (pasted, dropped, filled in)
     return {
         "chars": chars,
         "keys": keys,
+        "typed": typed,
         "pasted_chars": pasted,
+        "moved": moved,
         "pasted_share": min(1.0, pasted / chars) if chars else 0.0,
         "untyped_share": untyped / chars if chars else 0.0,
         "pasted_after_away": sum(f["pasted_after_away"] for f in fields),

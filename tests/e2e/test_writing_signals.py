@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from surveys.models import Answer, RespondentTask
+from surveys.services.authenticity import rate
 from tests.e2e.browser import stub_prolific
 from tests.e2e.writers import write_answer, writing_context
 from tests.surveys.test_respondents import PID, STUDY_ID, answering_study
@@ -40,3 +41,23 @@ def test_a_pasted_answer_is_rated_low_and_a_typed_one_high(live_server, chromium
     assert action["pastes"] == 0
     assert action["keys"] >= action["chars"] > 0
     assert typed.writing_signals["page"]["first_key_to_submit_ms"] > 0
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_phone_keyboards_dictation_ime_and_moving_ones_own_text_are_rated_as_typing(live_server, chromium_browser):
+    study = answering_study(m=1)
+    for n, kind in enumerate(("swipe", "dictation", "ime", "autocorrect", "reviser")):
+        answer = written_as(live_server, chromium_browser, study, kind=kind, pid=f"{n + 1:024x}")
+        action = answer.writing_signals["fields"]["action"]
+        assert action["pastes"] == 0, kind
+        if kind == "reviser":  # its own text moved from another box: neither typed here nor pasted
+            assert action["moved_chars"] == action["chars"] > 0
+        else:
+            assert action["typed_chars"] >= action["chars"] > 0, kind
+        assert answer.authenticity == "high", kind
+        if kind in ("swipe", "dictation", "ime"):
+            # Keydowns alone do not explain what these input methods wrote: counted by keys only, they were low.
+            assert action["keys"] < action["chars"] / 2, kind
+            keys_only = {name: {**f, "typed_chars": 0} for name, f in answer.writing_signals["fields"].items()}
+            assert rate({**answer.writing_signals, "fields": keys_only}) == "low", kind

@@ -2,7 +2,14 @@
 
 - typist: types every text field key by key, with the odd typo corrected by Backspace;
 - paster: pastes every text field whole (a chatbot's answer copied in), types only the weights;
-- phrase: types everything but pastes one short phrase (a quotation, a name) into one field.
+- phrase: types everything but pastes one short phrase (a quotation, a name) into one field;
+- the typists whose input method, not key presses, puts the characters in (Chromium's own input paths,
+  as a phone keyboard, dictation or an IME delivers them; few or no keydowns):
+  swipe (a phone keyboard: each word inserted whole, as swipe typing and word suggestions do),
+  dictation (each sentence inserted whole), ime (each word composed, then committed, as Chinese or
+  Japanese input does), autocorrect (keys, with the odd mistyped word replaced by the keyboard's fix);
+- reviser: types key by key, but writes two fields' text in the wrong box first and moves it with
+  Control+X / Control+V (the page's own text, not a paste from elsewhere).
 
 A paste is Chromium's own: the text is put on the clipboard and Control+V pressed in the field, so the page
 sees the same paste event and inserted text a person's paste gives.
@@ -75,6 +82,63 @@ def type_text(page, selector: str, text: str, rng: random.Random) -> None:
         page.keyboard.type(char)
 
 
+def swipe_text(page, selector: str, text: str, rng: random.Random) -> None:
+    page.click(selector)
+    for n, word in enumerate(text.split(" ")):
+        page.keyboard.insert_text(word if n == 0 else " " + word)
+
+
+def dictate_text(page, selector: str, text: str, rng: random.Random) -> None:
+    page.click(selector)
+    page.keyboard.insert_text(text)
+
+
+def compose_text(page, selector: str, text: str, rng: random.Random) -> None:
+    """Each word composed in steps (compositionupdate), then committed, as an IME does."""
+    page.click(selector)
+    cdp = page.context.new_cdp_session(page)
+    for n, word in enumerate(text.split(" ")):
+        word = word if n == 0 else " " + word
+        for end in range(1, len(word), 3):
+            cdp.send("Input.imeSetComposition", {"text": word[:end], "selectionStart": end, "selectionEnd": end})
+        cdp.send("Input.insertText", {"text": word})
+    cdp.detach()
+
+
+def autocorrect_text(page, selector: str, text: str, rng: random.Random) -> None:
+    """Typed key by key; now and then a word is mistyped and the keyboard replaces it with the right one."""
+    page.click(selector)
+    for n, word in enumerate(text.split(" ")):
+        if n:
+            page.keyboard.type(" ")
+        if len(word) > 3 and rng.random() < 0.2:
+            page.keyboard.type(word[:-2] + rng.choice("qwertyuiop"))
+            for _ in range(len(word) - 1):
+                page.keyboard.press("Shift+ArrowLeft")
+            page.keyboard.insert_text(word)
+        else:
+            page.keyboard.type(word)
+
+
+# A reviser types these fields' text in the wrong box first (empty until later), then moves it by cut and paste.
+WRONG_BOX = {"#id_action": "#id_additional_information", "#id_reason_1": "#id_reason_2"}
+
+
+def revise_text(page, selector: str, text: str, rng: random.Random) -> None:
+    if selector not in WRONG_BOX:
+        return type_text(page, selector, text, rng)
+    type_text(page, WRONG_BOX[selector], text, rng)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Control+X")
+    page.click(selector)
+    page.keyboard.press("Control+V")
+
+
+TYPING = {"typist": type_text, "swipe": swipe_text, "dictation": dictate_text, "ime": compose_text}
+TYPING |= {"autocorrect": autocorrect_text, "reviser": revise_text}
+TYPIST_KINDS = tuple(TYPING)
+
+
 def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
     """Fill the page as a writer of this kind and submit; returns the texts written."""
     texts = answer_texts(rng)
@@ -89,7 +153,7 @@ def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
             paste(page, selector, " " + phrase)
             texts[name] = text + " " + phrase
         else:
-            type_text(page, selector, text, rng)
+            TYPING.get(kind, type_text)(page, selector, text, rng)  # a phrase-paster types the rest
     for number, weight in enumerate((60, 40), start=1):
         page.fill(f"#id_weight_{number}", str(weight))
     page.get_by_role("button", name="Submit this answer").click()

@@ -12,9 +12,11 @@ from tests.surveys.test_respondents import answer_post, answering_study, consent
 PAGE = {"hidden": 0, "hidden_ms": 0, "blurred": 0, "blurred_ms": 0, "first_key_to_submit_ms": 90000}
 
 
-def field(keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0) -> dict:
+def field(keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0, typed_chars=0, moved_chars=0):
     return {
         "keys": keys,
+        "typed_chars": typed_chars,
+        "moved_chars": moved_chars,
         "pastes": pastes,
         "pasted_chars": pasted_chars,
         "focus_ms": focus_ms,
@@ -43,6 +45,25 @@ def test_an_answer_pasted_in_one_go_is_low():
 
 def test_text_the_keystrokes_cannot_explain_is_low_even_without_a_paste_event():
     assert rated({"action": field(keys=40)}) == "low"
+
+
+def test_text_a_phone_keyboard_dictation_or_ime_typed_is_typing_not_untyped():
+    # Swipe typing or dictation: a handful of keydowns, the words inserted by the input method.
+    assert rated({"action": field(keys=3, typed_chars=200)}) == "high"
+    # A paste still counts as pasted whatever the input method typed around it.
+    assert rated({"action": field(keys=0, typed_chars=40, pastes=1, pasted_chars=160)}) == "low"
+
+
+def test_text_moved_from_the_pages_own_fields_is_the_writers_own():
+    fields = {"action": field(keys=5, moved_chars=200), "additional_information": field(keys=210)}
+    assert rated(fields, texts={"action": TEXT, "additional_information": "y" * 10}) == "high"
+
+
+def test_signals_recorded_before_typed_chars_was_counted_are_read_as_before():
+    new_counts = ("typed_chars", "moved_chars")
+    old = {"action": {name: value for name, value in field(keys=40).items() if name not in new_counts}}
+    assert rated(old) == "low"
+    assert rated({"action": {**old["action"], "keys": 230}}) == "high"
 
 
 def test_one_short_pasted_phrase_in_a_typed_answer_stays_high():
