@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from surveys.models import Study
 from surveys.prolific import verification_counts
 from surveys.services.researcher_tries import study_links
-from surveys.services.teams import check_can_act, studies_for
+from surveys.services.teams import can_act, check_can_act, studies_for
 
 from . import exports, plots
 from .forms import CompareForm, PowerForm
@@ -63,6 +63,7 @@ def study_dashboard(request, slug):
         "export_names": list(exports.EXPORTS),
         "links": study_links(study=study, absolute=request.build_absolute_uri),
         "judge_quality": quality_summary(study=study),
+        "may_act": can_act(request.user, study),  # a viewer is not shown the Refit button (docs/teams.md)
     }
     return render(request, "analysis/study_dashboard.html", context)
 

@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from surveys.admin.teams import TeamScoped
+from surveys.admin.teams import TeamScoped, acts_on_a_study
 from surveys.models import Study
 from surveys.services.teams import studies_for
 
@@ -163,6 +163,11 @@ class CollectionRunAdmin(TeamScoped, admin.ModelAdmin):
         return format_html(
             '<div style="max-width:60em">{}</div>', format_html_join("", "<p>{}</p>", ((p,) for p in paragraphs))
         )
+
+    def changelist_view(self, request, extra_context=None):
+        # "Collect answers for a study" is shown only to who may start one (model permission and a study to act on).
+        may_collect = request.user.has_perm("llm_collect.add_collectionrun") and acts_on_a_study(request)
+        return super().changelist_view(request, {**(extra_context or {}), "may_collect": may_collect})
 
     def get_urls(self):
         own = [

@@ -65,6 +65,22 @@ class JudgeModelAdmin(admin.ModelAdmin):
     search_fields = ["key", "model"]
     readonly_fields = ["what_is_sent"]
 
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and self._only_their_studies_used(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and self._only_their_studies_used(request, obj)
+
+    @staticmethod
+    def _only_their_studies_used(request, judge: JudgeModel | None) -> bool:
+        """A judge model is shared configuration (docs/teams.md): once a study the user may not act on has used it,
+        changing it would change what that team's runs send, and deleting it would delete their judgments."""
+        if judge is None:
+            return True
+        theirs = studies_for(request.user, acting=True)
+        used = JudgingRun.objects.filter(judges=judge).exclude(study__in=theirs).exists()
+        return not used and not JudgeCall.objects.filter(judge=judge).exclude(cell__study__in=theirs).exists()
+
     @admin.display(description="What is changed before sending")
     def what_is_sent(self, judge: JudgeModel) -> str:
         notes = sending_notes(judge) if judge.pk else []
@@ -131,7 +147,7 @@ class JudgingRunAdmin(TeamScoped, admin.ModelAdmin):
 
 @admin.register(JudgeCall)
 class JudgeCallAdmin(TeamScoped, admin.ModelAdmin):
-    study_path = "run__study"
+    study_path = "cell__study"  # never empty: a call outlives its run (run is set null when the run is deleted)
     list_display = [
         "__str__",
         "status",

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 
 from analysis import plots
 from analysis.services.dashboard import label_of, question_labels
-from surveys.services.teams import studies_for
+from surveys.services.teams import can_act, studies_for
 
 from .models import JudgingRun
 from .services.report import EXPORTS, export_lines, judging_report, plot_inputs
@@ -23,6 +23,7 @@ def study_judges(request, slug):
     runs = JudgingRun.objects.filter(study=study).prefetch_related("judges")[:10]
     labels = question_labels(study)
     context = {"study": study, "runs": runs, "exports": EXPORTS, "judges": [j.key for j in report["data"].judges]}
+    context["may_act"] = can_act(request.user, study)  # only they are told how to start a run
     context.update(
         # Tables and headings name questions by their short labels; plot URLs keep the keys.
         agreement=[replace(row, question=label_of(row.question, labels)) for row in report["agreement"]],

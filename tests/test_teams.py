@@ -14,11 +14,14 @@ from django.contrib.auth.models import Permission
 from django.test import RequestFactory
 from django.urls import URLPattern, reverse
 
+from analysis.models import AnalysisRun
 from llm_collect.models import CollectionRun, Generation
 from llm_judging.models import JudgeCall, JudgeModel, JudgingRun
+from surveys.admin.teams import TeamScoped
 from surveys.models import AuditEvent, Invitation, Study, StudyMembership
 from surveys.services.teams import can_act, role_of, studies_for
 
+from .analysis.conftest import broker_at
 from .conftest import make_judged_study, make_study
 from .surveys.test_admin_study_building import _form_data
 from .test_researcher_surfaces import researcher_routes
@@ -97,7 +100,13 @@ def arguments_for(name: str, study: Study) -> list:
     return [study.pk] if "study_answers" in name or "import_answers" in name else []
 
 
-@pytest.fixture(params=["viewer with every model permission", "owner with view permissions only"])
+@pytest.fixture(
+    params=[
+        "viewer with every model permission",
+        "viewer with every model permission, researcher of another study",
+        "owner with view permissions only",
+    ]
+)
 def refused_user(request, their_study, client):
     study, draft = their_study
     if request.param.startswith("viewer"):
@@ -106,6 +115,8 @@ def refused_user(request, their_study, client):
         user, role = staff("looker", codenames="view_"), Role.OWNER
     for each in (study, draft):
         StudyMembership.objects.create(study=each, user=user, role=role)
+    if request.param.endswith("another study"):  # offered the actions (for that study), refused them on these
+        StudyMembership.objects.create(study=make_study(slug="elsewhere"), user=user, role=Role.RESEARCHER)
     client.force_login(user)
     return client, user, request.param
 
@@ -126,9 +137,11 @@ def test_every_admin_action_refuses_a_view_only_user_and_changes_nothing(refused
         )
         assert response.status_code in (200, 302, 403), (name, response.status_code)
         assert snapshot() == before, f"{model_admin}.{name} changed something for a {kind}"
-        if kind.startswith("viewer"):
+        if kind.endswith("another study"):
             said = " ".join(str(m) for m in response.wsgi_request._messages)
             assert "only view" in said, (name, said)
+        elif kind.startswith("viewer") and isinstance(model_admin, TeamScoped):  # acts on no study: offered none
+            assert 'name="action"' not in client.get(url).content.decode(), name
         walked += 1
     assert walked >= 15  # go live, close, copy, Prolific ×5, exclude, revoke ×2, ask again, deletes, …
 
@@ -264,3 +277,113 @@ def test_a_viewer_reads_the_dashboard_and_the_api_but_may_not_refit(their_study,
     assert api.get("/api/studies/s1/").status_code == 200
     assert api.post("/api/studies/s1/refit/").status_code == 403
     assert not AnalysisRun.objects.exists()
+
+
+def researcher_pages(client, study: Study) -> dict[str, str]:
+    """The pages where a study's buttons and links to act on it would be, as `client` sees them."""
+    urls = {
+        "dashboard": reverse("analysis:study", args=[study.slug]),
+        "power": reverse("analysis:power", args=[study.slug]),
+        "LLM judges": reverse("llm_judging:study", args=[study.slug]),
+        "study page": reverse("admin:surveys_study_change", args=[study.pk]),
+    }
+    for model in (Study, CollectionRun, JudgingRun, Invitation, Generation, JudgeCall):
+        urls[model._meta.model_name] = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    pages = {}
+    for name, url in urls.items():
+        response = client.get(url)
+        assert response.status_code == 200, (name, response.status_code)
+        pages[name] = response.content.decode()
+    return pages
+
+
+ACTING_MARKS = {
+    "dashboard": ["Refit now", "/refit/"],
+    "LLM judges": ["Judging runs → add"],
+    "study page": ["Collect LLM answers", 'name="_save"', "Remove test participants"],
+    "collectionrun": ["Collect answers for a study", 'name="action"'],
+    "judgingrun": ["/admin/llm_judging/judgingrun/add/", 'name="action"'],
+    "study": ['name="action"'],
+    "invitation": ["/admin/surveys/invitation/add/", 'name="action"'],
+    "generation": ['name="action"'],
+    "judgecall": ['name="action"'],
+}
+
+
+@pytest.mark.django_db
+def test_a_viewer_is_shown_no_button_link_or_action_for_what_only_owners_and_researchers_do(their_study, client):
+    study, _ = their_study
+    Participant = apps.get_model("surveys", "Participant")
+    Participant.objects.filter(study=study).update(is_preview=True)  # tries, with the hint how to remove them
+    viewer = staff("viewer")
+    StudyMembership.objects.create(study=study, user=viewer, role=Role.VIEWER)
+    client.force_login(viewer)
+    pages = researcher_pages(client, study)
+    for name, marks in ACTING_MARKS.items():
+        for mark in marks:
+            assert mark not in pages[name], (name, mark)
+    assert "All answers, side by side per vignette" in pages["study page"]  # looking is still offered
+    assert "Study s1" in pages["dashboard"] or study.name in pages["dashboard"]
+
+
+@pytest.mark.django_db
+def test_a_researcher_or_owner_is_shown_the_buttons_and_refit_now_works(their_study, client):
+    study, _ = their_study
+    for role in (Role.RESEARCHER, Role.OWNER):
+        user = staff(role)
+        StudyMembership.objects.create(study=study, user=user, role=role)
+        client.force_login(user)
+        pages = researcher_pages(client, study)
+        for name, marks in ACTING_MARKS.items():
+            for mark in marks:
+                if mark != "Remove test participants":  # said only when the study has tries
+                    assert mark in pages[name], (role, name, mark)
+    with broker_at(None):  # no broker: the refit runs here
+        page = client.post(reverse("analysis:refit", args=[study.slug]), follow=True).content.decode()
+    run = AnalysisRun.objects.get()
+    assert run.status == AnalysisRun.Status.DONE
+    assert f"Refitted: run {run.pk}" in page
+
+
+JUDGE_FORM = {"key": "mine", "provider": "openai", "model": "gpt-4o", "base_url": "", "api_key_env": "OPENAI_API_KEY"}
+
+
+@pytest.mark.django_db
+def test_a_judge_model_is_shared_configuration_but_read_only_once_another_teams_study_used_it(outsider):
+    judge = JudgeModel.objects.get(key="j")  # it judged s1, another team's study
+    change = reverse("admin:llm_judging_judgemodel_change", args=[judge.pk])
+    page = outsider.get(change)
+    assert page.status_code == 200  # shared: anyone with the model permission sees it
+    assert 'name="_save"' not in page.content.decode()
+    assert "Study s1" not in page.content.decode()
+    before = snapshot()
+    assert (
+        outsider.post(change, {**JUDGE_FORM, "key": "j", "model": "elsewhere", "parameters": "{}"}).status_code == 403
+    )
+    delete = reverse("admin:llm_judging_judgemodel_delete", args=[judge.pk])
+    assert outsider.get(delete).status_code == 403  # it would delete s1's judgments
+    assert outsider.post(delete, {"post": "yes"}).status_code == 403
+    assert snapshot() == before
+    # One no other team has used is theirs to add, change and delete.
+    assert (
+        outsider.post(reverse("admin:llm_judging_judgemodel_add"), {**JUDGE_FORM, "parameters": "{}"}).status_code
+        == 302
+    )
+    mine = JudgeModel.objects.get(key="mine")
+    edit = {**JUDGE_FORM, "model": "gpt-4o-mini", "parameters": "{}"}
+    assert outsider.post(reverse("admin:llm_judging_judgemodel_change", args=[mine.pk]), edit).status_code == 302
+    assert JudgeModel.objects.get(key="mine").model == "gpt-4o-mini"
+
+
+@pytest.mark.django_db
+def test_judge_calls_stay_with_their_study_when_their_run_is_deleted(their_study, client):
+    study, _ = their_study
+    call = JudgeCall.objects.get()
+    JudgingRun.objects.all().delete()  # the calls are kept (paid), without a run
+    owner = staff("owner")
+    StudyMembership.objects.create(study=study, user=owner, role=Role.OWNER)
+    client.force_login(owner)
+    assert client.get(reverse("admin:llm_judging_judgecall_change", args=[call.pk])).status_code == 200
+    stranger = staff("stranger")
+    client.force_login(stranger)
+    assert client.get(reverse("admin:llm_judging_judgecall_change", args=[call.pk])).status_code in (302, 404)

@@ -16,7 +16,7 @@ from ..prolific import POLICY_HELP
 from ..services.authenticity_report import counts_in_words
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
 from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
-from ..services.teams import remove_member, set_member
+from ..services.teams import can_act, remove_member, set_member
 from .answer_import import AnswerImportPage
 from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
@@ -36,7 +36,7 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
     list_filter = ["status"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link"]
+    readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link", "answers_to_look_at"]
     readonly_fields += ["prolific_status", "prolific_synced_at"]
     inlines = [QuestionInline, VignetteInline, SystemInline, MembershipInline]
     actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
@@ -166,6 +166,9 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
 
     def get_fieldsets(self, request, obj=None):
         fieldsets = super().get_fieldsets(request, obj)
+        if obj is not None and obj.pk and not self._may_collect(request, obj):  # no link to what they may not do
+            look = [("answers_to_look_at" if f == "answers_link" else f) for f in fieldsets[0][1]["fields"]]
+            fieldsets = [(fieldsets[0][0], {**fieldsets[0][1], "fields": look}), *fieldsets[1:]]
         if not self._names_reference_by_key(obj):
             return fieldsets
         (name, options), *rest = fieldsets
@@ -219,16 +222,30 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
         ready = "Yes." if not problems else "Missing: " + "; ".join(problems) + "."
         return f"{ready}{notes} At the end: {end_of_survey(study)}."
 
+    @staticmethod
+    def _may_collect(request, study: Study) -> bool:
+        return request.user.has_perm("llm_collect.add_collectionrun") and can_act(request.user, study)
+
     @admin.display(description="Answers")
     def answers_link(self, study: Study) -> str:
         if study.pk is None:
             return "—"
+        # By URL name: surveys does not import llm_collect or analysis.
+        collect = reverse("admin:llm_collect_collectionrun_start") + f"?study={study.pk}"
+        return self._answer_links(study, format_html(' · <a href="{}">Collect LLM answers</a>', collect))
+
+    @admin.display(description="Answers")
+    def answers_to_look_at(self, study: Study) -> str:
+        """The answers' links for a user who may not collect LLM answers for the study (a viewer)."""
+        return self._answer_links(study, "")
+
+    @staticmethod
+    def _answer_links(study: Study, collect: str) -> str:
         return format_html(
-            '<a href="{}">All answers, side by side per vignette</a> · <a href="{}">Collect LLM answers</a>'
-            ' · <a href="{}">Dashboard</a><br>Authenticity of answers written in the survey: {}',
+            '<a href="{}">All answers, side by side per vignette</a>{} · <a href="{}">Dashboard</a>'
+            "<br>Authenticity of answers written in the survey: {}",
             reverse("admin:surveys_study_answers", args=[study.pk]),
-            # By URL name: surveys does not import llm_collect or analysis.
-            reverse("admin:llm_collect_collectionrun_start") + f"?study={study.pk}",
+            collect,
             reverse("analysis:study", args=[study.slug]),
             counts_in_words(study),
         )

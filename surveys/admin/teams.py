@@ -58,6 +58,14 @@ class TeamScoped(admin.ModelAdmin):
     def _may_act(self, request, obj) -> bool:
         return obj is None or can_act(request.user, study_of(obj, self.study_path))
 
+    def has_add_permission(self, request):
+        # A study's row can only be added to a study the user may act on: with none, no "Add" button.
+        return super().has_add_permission(request) and (self.study_path == "" or acts_on_a_study(request))
+
+    def get_actions(self, request):
+        # Every action changes a study or its rows: a user who may only view their studies is offered none.
+        return super().get_actions(request) if acts_on_a_study(request) else {}
+
     def has_change_permission(self, request, obj=None):
         return super().has_change_permission(request, obj) and self._may_act(request, obj)
 
@@ -100,6 +108,13 @@ class TeamScoped(admin.ModelAdmin):
             )
             return HttpResponseRedirect(request.get_full_path())
         return super().response_action(request, queryset)
+
+
+def acts_on_a_study(request) -> bool:
+    """Whether the user may act on any study (owner or researcher somewhere); asked once per request."""
+    if not hasattr(request, "_acts_on_a_study"):
+        request._acts_on_a_study = studies_for(request.user, acting=True).exists()
+    return request._acts_on_a_study
 
 
 def _names_a_study(name: str) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from ..models import Participant, ProlificEvent, Study
 from ..services import participation
@@ -128,8 +129,13 @@ class Reconciled:
 
 def reconcile_study(*, study: Study, now: datetime | None = None) -> Reconciled:
     """Apply the status of every submission Prolific lists for the study (catches missed webhooks), then
-    exclude participants with no submission of the study after the grace period (verification.py)."""
+    exclude participants with no submission of the study after the grace period (verification.py).
+
+    Each status is stamped with when it was observed (the submissions list has no time of its own for a status:
+    the moment the list was asked for), as a webhook's X-Timestamp is: a webhook sent before then arrives stale
+    and changes nothing, and a status a newer webhook applied meanwhile is not overwritten."""
     result = Reconciled(study=study.slug)
+    observed_at = timezone.now()  # before the request: only what Prolific said before we asked is older
     submissions = client.list_submissions(study.prolific_study_id)
     known = {
         session_id: (pid, status)
@@ -151,14 +157,16 @@ def reconcile_study(*, study: Study, now: datetime | None = None) -> Reconciled:
             continue
         if pid is not None:
             verified.add(submission.id)
-        if known_status == status:
-            continue  # already applied (a release happened in the same transaction)
-        if pid is not None and status not in PROLIFIC_EVENTS:
-            plain.setdefault(status, []).append(submission.id)
+        if pid is not None and (known_status == status or status not in PROLIFIC_EVENTS):
+            plain.setdefault(status, []).append(submission.id)  # stamped; a release already applied is not redone
             continue
         try:
             applied = apply_submission_status(
-                study=study, session_id=submission.id, participant_id=submission.participant_id, status=status
+                study=study,
+                session_id=submission.id,
+                participant_id=submission.participant_id,
+                status=status,
+                sent_at=observed_at,
             )
         except ParticipantMismatch:
             result.mismatched += 1
@@ -171,7 +179,9 @@ def reconcile_study(*, study: Study, now: datetime | None = None) -> Reconciled:
             result.changed += 1
             result.released += applied.released
     for status, session_ids in plain.items():
-        result.changed += participation.record_prolific_statuses(study=study, session_ids=session_ids, status=status)
+        result.changed += participation.record_prolific_statuses(
+            study=study, session_ids=session_ids, status=status, observed_at=observed_at
+        )
     result.unverified, released = verification.exclude_unverified(study=study, verified=verified, now=now)
     result.released += released
     log.info("prolific reconcile %s", result)

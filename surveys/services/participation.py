@@ -230,13 +230,15 @@ def record_prolific_status(*, participant: Participant, status: str, sent_at: da
     return bool(rows.exclude(prolific_status=status).update(prolific_status=status))
 
 
-def record_prolific_statuses(*, study: Study, session_ids: Iterable[str], status: str) -> int:
-    """The same for many submissions of a study in one UPDATE (reconciliation); how many changed."""
-    return (
-        Participant.objects.filter(study=study, is_preview=False, session_id__in=list(session_ids))
-        .exclude(prolific_status=status)
-        .update(prolific_status=status)
+def record_prolific_statuses(*, study: Study, session_ids: Iterable[str], status: str, observed_at: datetime) -> int:
+    """The same for many submissions of a study (reconciliation), stamped with when the status was observed; how
+    many changed. A row holding a status stamped later (a newer webhook) is left as it is."""
+    rows = Participant.objects.filter(study=study, is_preview=False, session_id__in=list(session_ids)).exclude(
+        prolific_status_at__gt=observed_at
     )
+    changed = rows.exclude(prolific_status=status).update(prolific_status=status, prolific_status_at=observed_at)
+    rows.filter(prolific_status=status).exclude(prolific_status_at=observed_at).update(prolific_status_at=observed_at)
+    return changed
 
 
 def record_review(*, participants: list[Participant], review_status: str, prolific_status: str | None) -> int:

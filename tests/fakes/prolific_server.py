@@ -14,7 +14,9 @@ It speaks the endpoints MoralJudge uses, in Prolific's wire format:
 - POST /api/v1/studies/{id}/transition/            {"action": "PUBLISH"} from UNPUBLISHED to ACTIVE
 
 It checks `Authorization: Token <token>`, records every call, and can be told to answer with an
-error (429 with Retry-After, 500, ...) or to hang for a while, for the next N calls.
+error (429 with Retry-After, 500, ...) or to hang for a while, for the next N calls. Every change of a
+submission's status is kept as the webhook event Prolific would send (`take_status_changes`;
+manage.py prolific_sandbox sends them, signed, to the platform).
 
     with FakeProlific() as prolific:
         prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="AWAITING REVIEW")
@@ -27,6 +29,9 @@ import json
 import re
 import threading
 import time
+import urllib.error
+import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -96,6 +101,7 @@ class FakeProlific:
     submissions: dict = field(default_factory=dict)
     studies: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)
+    status_changes: list = field(default_factory=list)  # webhook events not taken yet: (event id, sent at, payload)
     _failures: list = field(default_factory=list)
     _hang_seconds: float = 0.0
     _hang_count: int = 0
@@ -116,6 +122,7 @@ class FakeProlific:
         }
         with self._lock:
             self.submissions[submission_id] = submission
+            self._status_changed(submission)
         return submission
 
     def add_study(self, study_id: str, *, status: str = "UNPUBLISHED", **fields) -> dict:
@@ -131,6 +138,38 @@ class FakeProlific:
     def set_status(self, submission_id: str, status: str) -> None:
         with self._lock:
             self.submissions[submission_id]["status"] = status
+            self._status_changed(self.submissions[submission_id])
+
+    def _status_changed(self, submission: dict) -> None:
+        """Keep the webhook event Prolific sends when a submission's status changes (the caller holds the lock)."""
+        payload = {
+            "event_type": "submission.status.change",
+            "resource_id": submission["id"],
+            "participant_id": submission["participant_id"],
+            "status": submission["status"],
+        }
+        self.status_changes.append((uuid.uuid4().hex, time.time(), payload))
+
+    def take_status_changes(self) -> list[tuple[str, float, dict]]:
+        """The status changes since the last call, oldest first: (X-Event-ID, X-Timestamp, event)."""
+        with self._lock:
+            taken, self.status_changes = self.status_changes, []
+        return taken
+
+    def send_status_changes(self, *, url: str, secret: str) -> list[str]:
+        """POST each status change to `url` as Prolific sends webhooks, signed with `secret`, oldest first; what
+        happened to each. When the platform cannot be reached, the rest are kept to send next time, in order."""
+        said: list[str] = []
+        events = self.take_status_changes()
+        for position, (event_id, sent_at, payload) in enumerate(events):
+            try:
+                answer = send_webhook(url=url, secret=secret, event_id=event_id, sent_at=sent_at, payload=payload)
+            except (urllib.error.URLError, TimeoutError) as exc:
+                with self._lock:
+                    self.status_changes[:0] = events[position:]  # as Prolific retries
+                return [*said, f"Webhooks not delivered ({getattr(exc, 'reason', exc)}): sent again next time."]
+            said.append(f"Webhook {payload['resource_id']} {payload['status']}: {answer}")
+        return said
 
     def fail_next(self, status: int, *, times: int = 1, retry_after: str | None = None, path: str = "") -> None:
         """Answer the next `times` calls (whose path contains `path`) with this status and Retry-After."""
@@ -340,6 +379,7 @@ class FakeProlific:
                 return _bad_request("message must be at least 100 characters long.")
             sub["rejection"] = {"category": body["rejection_category"], "message": body["message"]}
         sub["status"] = target
+        self._status_changed(sub)
         return 200, {}, _detail_view(sub)
 
     def _bulk_approve(self, body: object) -> tuple[int, dict, object]:
@@ -361,6 +401,7 @@ class FakeProlific:
         for sub in found:
             if sub["status"] == "AWAITING REVIEW":
                 sub["status"] = "APPROVED"
+                self._status_changed(sub)
         return 200, {}, "The request to bulk approve has been made successfully."
 
     def _request_return(self, submission_id: str, body: object) -> tuple[int, dict, object]:
@@ -377,6 +418,27 @@ class FakeProlific:
             {},
             {k: sub[k] for k in ("id", "status", "return_requested")} | {"participant": sub["participant_id"]},
         )
+
+
+def send_webhook(*, url: str, secret: str, event_id: str, sent_at: float, payload: dict) -> str:
+    """POST one event signed as Prolific signs it; what the platform answered ("recorded", or the refusal)."""
+    from surveys.prolific.webhooks import sign_webhook  # the scheme the platform checks
+
+    body = json.dumps(payload).encode()
+    timestamp = str(int(time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        "X-Prolific-Request-Timestamp": timestamp,
+        "X-Prolific-Request-Signature": sign_webhook(body=body, timestamp=timestamp, secret=secret),
+        "X-Event-ID": event_id,
+        "X-Timestamp": f"{sent_at:.6f}",  # when the status changed: the platform applies events in this order
+    }
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"{}").get("detail", str(response.status))
+    except urllib.error.HTTPError as exc:  # refused (a wrong secret, say): sending it again would not help
+        return f"refused with {exc.code}: {exc.read()[:200].decode(errors='replace')}"
 
 
 def _detail_view(sub: dict) -> dict:

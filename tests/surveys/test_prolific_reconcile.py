@@ -1,5 +1,7 @@
 """The periodic reconciliation catches what a missed webhook would have said."""
 
+import time
+
 import pytest
 from django.db.models import Sum
 
@@ -10,6 +12,10 @@ from surveys.prolific.tasks import reconcile_live_studies
 from surveys.services.allocation import allocate
 from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
+from tests.surveys import test_prolific_webhook as webhooks
+from tests.surveys.test_prolific_webhook import signed_post, status_change
+
+api = webhooks.api  # the webhook tests' client, with the webhook secret set
 
 
 @pytest.fixture
@@ -96,4 +102,59 @@ def test_an_older_submission_of_the_same_person_does_not_touch_the_current_one(l
 
     assert result.unknown == 1
     assert Participant.objects.get(prolific_pid="pid0").status == Participant.Status.STARTED
+    assert reserved(study) == 6
+
+
+def test_a_webhook_older_than_a_reconciled_status_arrives_stale_and_changes_nothing(live, prolific, api):
+    study, _people = live
+    prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="AWAITING REVIEW")
+    asked = time.time()
+
+    reconcile_study(study=study)
+
+    participant = Participant.objects.get(prolific_pid="pid1")
+    assert participant.prolific_status == "AWAITING REVIEW"
+    assert asked <= participant.prolific_status_at.timestamp() <= time.time()  # when the list was asked for
+    # Prolific's webhook for the earlier return, delayed until now: older than what reconciliation saw.
+    late = signed_post(api, status_change("sub1", "RETURNED", "pid1"), event_id="evt-late", sent_at=int(asked) - 60)
+    assert late.json() == {"detail": "stale", "released": 0}
+    participant.refresh_from_db()
+    assert (participant.prolific_status, participant.status) == ("AWAITING REVIEW", Participant.Status.STARTED)
+    assert reserved(study) == 6
+    newer = signed_post(api, status_change("sub1", "APPROVED", "pid1"), event_id="evt-new", sent_at=int(asked) + 60)
+    assert newer.json()["detail"] == "recorded"  # a webhook sent after the reconciliation still applies
+
+
+def test_a_status_reconciliation_already_had_is_stamped_too(live, prolific, api):
+    study, _people = live
+    Participant.objects.filter(prolific_pid="pid0").update(prolific_status="RETURNED")  # applied without a time
+    Participant.objects.filter(prolific_pid="pid0").update(status=Participant.Status.RETURNED)
+    prolific.add_submission("sub0", participant_id="pid0", study_id="st1", status="RETURNED")
+    asked = time.time()
+
+    result = reconcile_study(study=study)
+
+    assert (result.changed, result.released) == (0, 0)
+    late = signed_post(api, status_change("sub0", "ACTIVE", "pid0"), event_id="evt-late", sent_at=int(asked) - 60)
+    assert late.json()["detail"] == "stale"
+    assert Participant.objects.get(prolific_pid="pid0").prolific_status == "RETURNED"
+
+
+def test_reconciliation_does_not_overwrite_a_status_a_newer_webhook_applied(live, prolific, api):
+    study, _people = live
+    # Prolific's list still says AWAITING REVIEW; a webhook sent after the list was read said APPROVED.
+    prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="AWAITING REVIEW")
+    prolific.add_submission("sub2", participant_id="pid2", study_id="st1", status="TIMED-OUT")
+    later = int(time.time()) + 3600
+    assert signed_post(api, status_change("sub1", "APPROVED", "pid1"), sent_at=later).json()["detail"] == "recorded"
+    assert signed_post(api, status_change("sub2", "ACTIVE", "pid2"), sent_at=later).json()["detail"] == "recorded"
+
+    result = reconcile_study(study=study)
+
+    assert dict(Participant.objects.values_list("prolific_pid", "prolific_status")) == {
+        "pid0": "",
+        "pid1": "APPROVED",
+        "pid2": "ACTIVE",
+    }
+    assert (result.changed, result.released) == (0, 0)
     assert reserved(study) == 6

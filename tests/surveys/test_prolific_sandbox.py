@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from surveys.management.commands.prolific_sandbox import _finished_here
-from surveys.models import Participant
+from surveys.models import Participant, ProlificEvent
 from tests.conftest import make_study
 from tests.fakes.prolific_server import FakeProlific
 
@@ -56,3 +56,67 @@ def test_judges_who_finish_here_become_submissions_awaiting_review_there_once():
         assert sandbox.add_missing_submissions(_finished_here({"c" * 24})) == 1  # not the one judging, not the try
         assert sandbox.add_missing_submissions(_finished_here({"c" * 24})) == 0
         assert sandbox.submissions[f"{100:024x}"]["status"] == "AWAITING REVIEW"
+
+
+SECRET = "whsec-sandbox-secret"
+
+
+@pytest.fixture
+def platform(live_server, settings):
+    """The platform on a real local port, checking webhooks with SECRET; a live study with a judge who finished."""
+    from surveys.services.lifecycle import go_live
+
+    settings.PROLIFIC_WEBHOOK_SECRET = SECRET
+    study = go_live(study=make_study(prolific_study_id="c" * 24, completion_code="DONE"))
+    Participant.objects.create(study=study, prolific_pid="a" * 24, session_id="b" * 24, status="completed")
+    return f"{live_server.url}/prolific/webhook/"
+
+
+def test_the_sandbox_sends_a_signed_webhook_when_a_judge_finishes_and_the_platform_records_it(platform, monkeypatch):
+    from tests.fakes import prolific_server
+
+    class WithTheStudy(FakeProlific):  # as if the study's draft had been created from the admin
+        def __enter__(self):
+            super().__enter__().add_study("c" * 24)
+            return self
+
+    monkeypatch.setattr(prolific_server, "FakeProlific", WithTheStudy)
+    out = io.StringIO()
+    call_command("prolific_sandbox", port=free_port(), seconds=1, webhook_url=platform, stdout=out)
+
+    participant = Participant.objects.get(prolific_pid="a" * 24)
+    assert participant.prolific_status == "AWAITING REVIEW"
+    assert participant.prolific_status_at is not None  # ordered by the sandbox's X-Timestamp
+    assert ProlificEvent.objects.get().status == "AWAITING REVIEW"
+    assert f"Webhook {'b' * 24} AWAITING REVIEW: recorded" in out.getvalue()
+    assert f"PROLIFIC_WEBHOOK_SECRET={SECRET}" in out.getvalue()
+
+
+def test_an_approval_in_the_sandbox_reaches_the_platform_as_a_webhook_in_order(platform):
+    with FakeProlific() as sandbox:
+        sandbox.add_submission("b" * 24, participant_id="a" * 24, study_id="c" * 24, status="AWAITING REVIEW")
+        approved = httpx.post(
+            f"{sandbox.url}submissions/{'b' * 24}/transition/",
+            json={"action": "APPROVE"},
+            headers={"Authorization": f"Token {sandbox.token}"},
+        )
+        assert approved.status_code == 200
+        said = sandbox.send_status_changes(url=platform, secret=SECRET)
+    assert said == [f"Webhook {'b' * 24} AWAITING REVIEW: recorded", f"Webhook {'b' * 24} APPROVED: recorded"]
+    assert Participant.objects.get().prolific_status == "APPROVED"
+    assert ProlificEvent.objects.count() == 2
+
+
+def test_a_webhook_the_platform_cannot_verify_is_refused_and_one_it_cannot_reach_is_sent_again(platform):
+    with FakeProlific() as sandbox:
+        sandbox.add_submission("b" * 24, participant_id="a" * 24, study_id="c" * 24, status="AWAITING REVIEW")
+        [refused] = sandbox.send_status_changes(url=platform, secret="not-the-platforms-secret")
+        assert "refused with 401" in refused
+        assert Participant.objects.get().prolific_status == ""
+        sandbox.set_status("b" * 24, "APPROVED")
+        [unreachable] = sandbox.send_status_changes(
+            url=f"http://127.0.0.1:{free_port()}/prolific/webhook/", secret=SECRET
+        )
+        assert "not delivered" in unreachable
+        assert sandbox.send_status_changes(url=platform, secret=SECRET) == [f"Webhook {'b' * 24} APPROVED: recorded"]
+    assert Participant.objects.get().prolific_status == "APPROVED"

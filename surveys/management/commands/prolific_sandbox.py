@@ -1,7 +1,13 @@
-"""A local Prolific to try the whole cycle: the project's stand-in (tests/fakes/prolific_server.py) on a fixed port."""
+"""A local Prolific to try the whole cycle: the project's stand-in (tests/fakes/prolific_server.py) on a fixed port.
 
+Like Prolific, it sends a signed webhook (X-Prolific-Request-Signature over the timestamp and the body, with
+X-Event-ID and X-Timestamp) to the platform for every change of a submission's status.
+"""
+
+import secrets
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from surveys.models import Participant
@@ -12,6 +18,7 @@ FINISHED: dict[str, str] = {
     Participant.Status.FAILED_ATTENTION: "AWAITING REVIEW",
     Participant.Status.NO_CONSENT: "RETURNED",
 }
+WEBHOOK_URL = "http://127.0.0.1:8000/prolific/webhook/"  # make run's server
 
 
 class Command(BaseCommand):
@@ -21,8 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8765)
         parser.add_argument("--token", default="sandbox-prolific-token")
         parser.add_argument("--seconds", type=float, default=None, help="Stop after this long (default: until Ctrl-C).")
+        parser.add_argument("--webhook-url", default=WEBHOOK_URL, help="Where status changes are sent ('' for none).")
 
-    def handle(self, *args, port: int, token: str, seconds: float | None, **options):
+    def handle(self, *args, port: int, token: str, seconds: float | None, webhook_url: str, **options):
         try:
             from tests.fakes.prolific_server import FakeProlific  # a development tool: run from the checkout
         except ImportError as exc:
@@ -31,11 +39,14 @@ class Command(BaseCommand):
             sandbox = FakeProlific(token=token, port=port, page_size=100).__enter__()
         except OSError as exc:
             raise CommandError(f"Port {port} on 127.0.0.1 is in use: choose another with --port.") from exc
+        # The platform checks webhooks with its PROLIFIC_WEBHOOK_SECRET: the same one, or a new one to put in .env.
+        secret = settings.PROLIFIC_WEBHOOK_SECRET or secrets.token_urlsafe(32)
         self.stdout.write(
             f"A Prolific stand-in answers on {sandbox.url}\nPut these in .env and restart make run:\n"
-            f"PROLIFIC_API_URL={sandbox.url}\nPROLIFIC_API_TOKEN={token}\n"
+            f"PROLIFIC_API_URL={sandbox.url}\nPROLIFIC_API_TOKEN={token}\nPROLIFIC_WEBHOOK_SECRET={secret}\n"
             "Studies created from the admin are drafts here; participants who finish become submissions "
-            "awaiting review (every 2 s). Ctrl-C stops it; its state is kept in memory only."
+            "awaiting review (every 2 s), and every change of a submission's status is sent as a signed webhook to "
+            f"{webhook_url or '(nowhere: --webhook-url is empty)'}. Ctrl-C stops it; its state is kept in memory only."
         )
         self.stdout.flush()
         deadline = None if seconds is None else time.monotonic() + seconds
@@ -44,6 +55,8 @@ class Command(BaseCommand):
                 added = sandbox.add_missing_submissions(_finished_here(set(sandbox.studies)))
                 if added:
                     self.stdout.write(f"{added} new submission(s) awaiting review.")
+                for line in sandbox.send_status_changes(url=webhook_url, secret=secret) if webhook_url else []:
+                    self.stdout.write(line)
                 time.sleep(2 if deadline is None else min(2, max(0, deadline - time.monotonic())))
         except KeyboardInterrupt:
             pass
