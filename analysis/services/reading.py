@@ -275,6 +275,7 @@ class CountedPages:
     def read(cls, *, study: Study, alias: str) -> CountedPages:
         pages = Assignment.objects.using(alias).valid().filter(participant__study=study).order_by()
         sql, params = pages.values_list("id", "participant_id", "vignette_id").query.sql_with_params()
+        connections[alias].ensure_connection()
         with connections[alias].connection.cursor(name="counted_pages", binary=True) as cursor:
             cursor.execute(
                 "SELECT array_send(array_agg(c0::bigint)), array_send(array_agg(c1::bigint)), "
