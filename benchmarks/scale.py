@@ -21,8 +21,9 @@ At each N it measures:
 
 Then it prints one table and, from one N to the next, the growth factors (issue 13's targets:
 refit and exports at most 11x per 10x judgments; page ratios flat within 20%). `--keep` leaves the
-database; `--reuse` measures (and grows on) the study it holds; `--rows FILE` appends each N's
-measurements as JSON lines, and `--table-from FILE` prints the table of such a file.
+database; `--reuse` measures (and grows on) the study it holds; `--refit-only` measures the refit
+alone (its wall time, peak and phases: reading, bootstrap weights, fitting, storing); `--rows FILE`
+appends each N's measurements as JSON lines, and `--table-from FILE` prints the table of such a file.
 """
 
 from __future__ import annotations
@@ -324,7 +325,8 @@ def print_table(rows: list[dict]) -> None:
     lines.append(("refit peak memory (MB)", [f"{r['refit']['peak_mb']:.0f}" for r in rows]))
     for row in rows:
         print(f"refit phases at {row['size']:,} judgments: {row['refit'].get('phases') or 'not printed'}")
-    for name in EXPORTS:
+    exported = [name for name in EXPORTS if all(name in r["exports"] for r in rows)]  # none with --refit-only
+    for name in exported:
         lines.append((f"{name} first byte (s)", [f"{r['exports'][name]['first_byte']:.2f}" for r in rows]))
         lines.append((f"{name} total (s)", [f"{r['exports'][name]['seconds']:.1f}" for r in rows]))
         lines.append((f"{name} size (MB)", [f"{r['exports'][name]['mb']:.1f}" for r in rows]))
@@ -341,7 +343,7 @@ def print_table(rows: list[dict]) -> None:
         print(f"\ngrowth {before['size']:,} -> {after['size']:,} judgments ({factor:.0f}x):")
         growth = {"refit wall": after["refit"]["seconds"] / before["refit"]["seconds"]}
         growth["refit peak memory"] = after["refit"]["peak_mb"] / before["refit"]["peak_mb"]
-        for name in EXPORTS:
+        for name in exported:
             growth[f"{name} total"] = after["exports"][name]["seconds"] / before["exports"][name]["seconds"]
             growth[f"{name} first byte"] = after["exports"][name]["first_byte"] / before["exports"][name]["first_byte"]
             growth[f"{name} worker peak"] = after["exports"][name]["peak_mb"] / before["exports"][name]["peak_mb"]
@@ -366,6 +368,7 @@ def main() -> None:
     parser.add_argument("--postgres", default=os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432"))
     parser.add_argument("--database", default="mj_scale_bench")
     parser.add_argument("--skip-pages", action="store_true", help="refit and exports only")
+    parser.add_argument("--refit-only", action="store_true", help="the refit only: no exports, no pages")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database afterwards")
     parser.add_argument("--reuse", action="store_true", help="measure the study a --keep run left, growing it on")
     parser.add_argument("--rows", type=Path, help="a JSON-lines file: each N's measurements are appended to it")
@@ -405,9 +408,9 @@ def main() -> None:
             connections.close_all()
             row = {"size": size, "refit": measure_refit(env, bootstrap=args.bootstrap)}
             print(f"  refit: {row['refit']}", flush=True)
-            row["exports"] = measure_exports(env)
+            row["exports"] = {} if args.refit_only else measure_exports(env)
             print(f"  exports: {row['exports']}", flush=True)
-            if args.skip_pages:
+            if args.skip_pages or args.refit_only:
                 row["pages"] = {
                     "judging_ratio": float("nan"),
                     "attention_ratio": float("nan"),

@@ -128,6 +128,7 @@ def test_the_scale_benchmark_grows_a_tiny_study_and_prints_its_table(tmp_path):
     assert "Run 1 of 'scale': 500 valid judgments from 20 participants" in done.stdout
     for line in ("| refit wall (s) |", "| judgments.csv first byte (s) |", "| attention POST p95 / healthz p95 |"):
         assert line in done.stdout
+    assert re.search(r"refit phases at 500 judgments: reading [\d.]+ s, bootstrap weights", done.stdout)
 
     # The growth from one N to the next, from the rows a run wrote (here the same row at twice the size).
     (row,) = [json.loads(line) for line in rows.read_text().splitlines()]

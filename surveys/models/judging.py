@@ -177,6 +177,22 @@ class Participant(models.Model):
         return self.prolific_pid
 
 
+def _counted_page(prefix: str = "") -> dict:
+    """The conditions for a page's judgments to enter the analysis, as filters from `prefix`'s model."""
+    return {
+        f"{prefix}status": Assignment.Status.COMPLETED,
+        f"{prefix}participant__status": Participant.Status.COMPLETED,
+        f"{prefix}participant__exclusion": "",
+        f"{prefix}participant__is_preview": False,
+    }
+
+
+class AssignmentQuerySet(models.QuerySet):
+    def valid(self):
+        """Pages whose judgments enter the analysis (Judgment.objects.valid() is their judgments)."""
+        return self.filter(**_counted_page())
+
+
 class Assignment(models.Model):
     """One participant's task to judge one cell, shown as Answer A (first) beside Answer B (second)."""
 
@@ -202,6 +218,8 @@ class Assignment(models.Model):
     )
     completed_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
+
+    objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["participant_id", "position"]
@@ -229,12 +247,7 @@ class Assignment(models.Model):
 class JudgmentQuerySet(models.QuerySet):
     def valid(self):
         """Judgments that enter the analysis: completed, unexcluded, real (not preview) participants."""
-        return self.filter(
-            assignment__status=Assignment.Status.COMPLETED,
-            assignment__participant__status=Participant.Status.COMPLETED,
-            assignment__participant__exclusion="",
-            assignment__participant__is_preview=False,
-        )
+        return self.filter(**_counted_page("assignment__"))
 
     def for_study(self, study):
         return self.filter(question__study=study)

@@ -1,5 +1,5 @@
-"""Reading judgments as columns (COPY on PostgreSQL, chunked values_list elsewhere) gives what the
-row-by-row reading gave: the same arrays per question, counts, data hash and fitted numbers."""
+"""Reading judgments as columns (arrays per block of ids on PostgreSQL, chunked values_list elsewhere)
+gives what the row-by-row reading gave: the same arrays per question, counts, data hash and fitted numbers."""
 
 import hashlib
 
@@ -8,7 +8,7 @@ import pytest
 
 from analysis.services import fitting, reading
 from analysis.services.reading import QuestionData, decimal_lines, read_study_data
-from surveys.models import Answer, Judgment, Study
+from surveys.models import Answer, Assignment, Judgment, Study
 from tests.conftest import fabricate_judgments, make_judged_study
 
 ABILITIES = {"alpha": 0.0, "beta": 0.7, "gamma": -0.5, "delta": 0.3}
@@ -123,3 +123,41 @@ def test_participant_codes_are_numpys_unique_whether_the_ids_are_dense_or_sparse
         expected, inverse = np.unique(ids, return_inverse=True)
         np.testing.assert_array_equal(distinct, expected)
         np.testing.assert_array_equal(codes, inverse.ravel())
+
+
+def test_the_blocks_read_are_the_valid_rows_the_orm_gives_in_id_order(judged, monkeypatch):
+    # Pages that do not count (one released, one still reserved), a judge who failed the attention check,
+    # another study's judgments between this one's, and an early page whose judgments were written last.
+    first_pages = Assignment.objects.filter(participant__study=judged, participant__exclusion="").order_by("id")
+    Assignment.objects.filter(pk=first_pages[0].pk).update(status=Assignment.Status.RELEASED)
+    Assignment.objects.filter(pk=first_pages[1].pk).update(status=Assignment.Status.RESERVED)
+    fabricate_judgments(judged, ABILITIES, participants=3, seed=14, pid_prefix="F", status="failed-attention")
+    make_judged_study(slug="other", abilities=ABILITIES, participants=5, seed=15)
+    rewritten = list(Judgment.objects.filter(assignment=first_pages[2]))
+    Judgment.objects.filter(assignment=first_pages[2]).delete()
+    for judgment in rewritten:
+        judgment.pk = None
+    Judgment.objects.bulk_create(rewritten)
+    fabricate_judgments(judged, ABILITIES, participants=2, seed=16, pid_prefix="L")
+
+    expected = np.array(list(reading.valid_judgment_columns(study=judged)), np.int64)
+    for block_ids in (1 << 16, 7):  # one block, then many, with boundaries inside pages
+        monkeypatch.setattr(reading, "BLOCK_IDS", block_ids)
+        chunks = list(reading.judgment_chunks(study=judged, chunk_rows=block_ids))
+        read = np.concatenate(chunks)
+        np.testing.assert_array_equal(read, expected)
+    assert len(expected) == (70 * 3 - 2 + 2 * 3) * 5
+    assert (np.diff(expected[:, 0]) > 0).all()
+    # The rewritten page's five judgments come just before the last two judges' thirty, in id order.
+    assert (expected[-35:-30, 5] == first_pages[2].participant_id).all()
+
+
+@pytest.mark.parametrize("ids", [[5, 3, 9, 4, 100], [7, 10**12, 3, 2**40]])
+def test_counted_pages_find_each_page_whether_the_ids_are_dense_or_sparse(ids):
+    ids = np.array(ids, np.int64)
+    pages = reading.CountedPages.of(ids, ids * 10, ids % 7)
+    asked = np.concatenate([ids, [0, 1, 6, 8, 101, 2**41]])
+    rows = pages.rows(asked)
+    found = {int(page): row for page, row in zip(asked, rows, strict=True) if row >= 0}
+    assert set(found) == set(ids.tolist())
+    assert all(pages.participants[row] == page * 10 for page, row in found.items())
