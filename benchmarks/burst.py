@@ -76,9 +76,11 @@ class Failed(RuntimeError):
 
 
 # The tree under measurement ------------------------------------------------------------------------------
-def dockerfile_command(tree: Path, port: int) -> list[str]:
-    """The web command the tree's image runs (Dockerfile CMD), bound to 127.0.0.1:port."""
-    line = next(line for line in (tree / "Dockerfile").read_text().splitlines() if line.startswith("CMD "))
+def dockerfile_command(tree: Path, port: int, dockerfile_tree: Path | None = None) -> list[str]:
+    """The web command the tree's image runs (Dockerfile CMD; `dockerfile_tree`'s instead when given), serving
+    the tree's code on 127.0.0.1:port."""
+    dockerfile = (dockerfile_tree or tree) / "Dockerfile"
+    line = next(line for line in dockerfile.read_text().splitlines() if line.startswith("CMD "))
     command = json.loads(line[4:])
     command[command.index("--bind") + 1] = f"127.0.0.1:{port}"
     return [str(Path(PYTHON).parent / "gunicorn"), *command[1:], f"--chdir={tree}", "--log-level=warning"]
@@ -105,10 +107,13 @@ def sql(url: str, query: str, params=()) -> list[tuple]:
         return cursor.fetchall() if cursor.description else []
 
 
-def start_servers(tree: Path, env: dict, *, processes: int, nginx: bool, workdir: Path) -> tuple[list, str]:
+def start_servers(
+    tree: Path, env: dict, *, processes: int, nginx: bool, workdir: Path, dockerfile_tree: Path | None
+) -> tuple[list, str]:
     ports = [free_port() for _ in range(processes)]
     servers = [
-        subprocess.Popen(dockerfile_command(tree, port), cwd=tree, env=env, stdout=subprocess.DEVNULL) for port in ports
+        subprocess.Popen(dockerfile_command(tree, port, dockerfile_tree), cwd=tree, env=env, stdout=subprocess.DEVNULL)
+        for port in ports
     ]
     for port in ports:
         wait_for(f"http://127.0.0.1:{port}/healthz", servers)
@@ -269,7 +274,10 @@ def measure(tree: Path, args, workdir: Path, label: str) -> dict:
     name = f"{args.database}_{label}"
     env = server_env(fresh_database(args.postgres, name))
     repetitions = prepare_database(tree, env, judges=args.judges_of(label), k=args.k, workdir=workdir)
-    servers, base = start_servers(tree, env, processes=args.web_processes, nginx=args.nginx, workdir=workdir)
+    dockerfile_tree = ROOT if args.baseline_command == "this" else None
+    servers, base = start_servers(
+        tree, env, processes=args.web_processes, nginx=args.nginx, workdir=workdir, dockerfile_tree=dockerfile_tree
+    )
     try:
         tally, wall, health, health_wall = asyncio.run(
             burst(base, judges=args.judges_of(label), concurrency=args.concurrency, healthz=args.healthz_requests)
@@ -285,7 +293,7 @@ def measure(tree: Path, args, workdir: Path, label: str) -> dict:
         "commit": subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True
         ).stdout.strip(),
-        "command": shlex.join(dockerfile_command(tree, 0)[1:-2]),
+        "command": shlex.join(dockerfile_command(tree, 0, dockerfile_tree)[1:-2]),
         "R": repetitions,
         "judges": args.judges_of(label),
         "completed": tally.outcomes["completed"],
@@ -334,6 +342,13 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--k", type=int, default=5, help="pairs per judge")
     parser.add_argument("--baseline-tree", type=Path, help="a checkout of the commit to compare with (git worktree)")
+    parser.add_argument(
+        "--baseline-command",
+        choices=["own", "this"],
+        default="own",
+        help="the gunicorn command the baseline runs: its own Dockerfile's (today's deployment) or this tree's "
+        "(the code alone compared)",
+    )
     parser.add_argument("--baseline-judges", type=int, help="judges sent to the baseline (default: --judges)")
     parser.add_argument("--healthz-requests", type=int, default=4000)
     parser.add_argument("--web-processes", type=int, default=1, help="gunicorn processes, each on a port of its own")
