@@ -6,7 +6,10 @@ captured. On PostgreSQL the server also receives a BEGIN and a COMMIT (or ROLLBA
 transaction the request commits: production runs in autocommit with `transaction.atomic` where it
 matters (no ATOMIC_REQUESTS), so the table counts those too ("total" = SQL + 2 × transactions).
 Server time is each step's median over the judges, as a ratio to a `/healthz` request measured in the
-same process (a timing, so only a guide on a shared machine; the statement counts are exact).
+same process (a timing, so only a guide on a shared machine; the statement counts are exact). The
+steadier figure is the last: server CPU per finished judge (this process's CPU time, and the PostgreSQL
+backend's from /proc) as a ratio to a /healthz request's, over `--cpu-judges` judges alternating with
+rounds of /healthz; CPU time moves far less than wall time when other work shares the machine.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mj python benchmarks/queries.py --judges 5
 
