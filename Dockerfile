@@ -10,4 +10,8 @@ RUN DEBUG=1 python manage.py collectstatic --no-input
 RUN useradd --create-home moraljudge
 USER moraljudge
 EXPOSE 8000
-CMD ["gunicorn", "moraljudge.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--worker-class", "gthread", "--threads", "4"]
+# gthread: see docker-compose.yml. --keep-alive 75 (gunicorn's default is 2 s, nginx's own 75 s): in a burst a
+# client waits seconds between sending requests on its connection or after opening it, and a gthread worker
+# closes a connection idle past the keep-alive under a request already on its way, which the client sees as a
+# dropped connection (benchmarks/burst.py: hundreds of such errors in 600 judges at concurrency 200).
+CMD ["gunicorn", "moraljudge.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--worker-class", "gthread", "--threads", "4", "--keep-alive", "75"]

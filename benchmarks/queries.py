@@ -6,7 +6,10 @@ captured. On PostgreSQL the server also receives a BEGIN and a COMMIT (or ROLLBA
 transaction the request commits: production runs in autocommit with `transaction.atomic` where it
 matters (no ATOMIC_REQUESTS), so the table counts those too ("total" = SQL + 2 × transactions).
 Server time is each step's median over the judges, as a ratio to a `/healthz` request measured in the
-same process (a timing, so only a guide on a shared machine; the statement counts are exact).
+same process (a timing, so only a guide on a shared machine; the statement counts are exact). The
+steadier figure is the last: server CPU per finished judge (this process's CPU time, and the PostgreSQL
+backend's from /proc) as a ratio to a /healthz request's, over `--cpu-judges` judges alternating with
+rounds of /healthz; CPU time moves far less than wall time when other work shares the machine.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mj python benchmarks/queries.py --judges 5
 
@@ -131,17 +134,53 @@ def warm(study) -> None:
     answers_of(study, list(Answer.objects.filter(vignette__study=study).values_list("pk", flat=True)))
 
 
-def walk_one_judge(study, number: int) -> Walk:
-    """Send one judge through every page with the test client, counting each request."""
+@contextmanager
+def cpu_timing():
+    """The CPU seconds this process spends on the request (no statement capture, which costs CPU itself)."""
+    count = Count()
+    started = time.process_time()
+    try:
+        yield count
+    finally:
+        count.seconds = time.process_time() - started
+
+
+def backend_cpu_seconds() -> float:
+    """CPU seconds the PostgreSQL backend serving this process's connection has used (Linux /proc; else 0)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return 0.0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # a database on another host
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+_HANDLER: list = []
+
+
+def walk_one_judge(study, number: int, measure=counting) -> Walk:
+    """Send one judge through every page with the test client, counting each request (or timing its CPU)."""
     from django.test import Client
 
     sys.path.insert(0, str(ROOT))
     from benchmarks.harness import DEMOGRAPHICS
 
     client, walk = Client(), Walk()
+    # One handler for every judge, as a web process loads its middleware once: a new test client would
+    # load it again on its first request (WhiteNoise scans every static file then), which no server does.
+    if _HANDLER:
+        client.handler = _HANDLER[0]
+    else:
+        _HANDLER.append(client.handler)
 
     def request(step: str, method: str, url: str, data: dict | None = None, expect: int = 200):
-        with counting() as count:
+        with measure() as count:
             response = client.post(url, data) if method == "POST" else client.get(url)
         assert response.status_code == expect, (step, url, response.status_code)
         walk.requests[step].append(count)
@@ -182,6 +221,61 @@ def healthz_seconds(repeat: int = 50) -> float:
     return statistics.median(samples)
 
 
+@dataclass
+class ServerCpu:
+    """Per finished judge and per /healthz request: this process's CPU and the database backend's."""
+
+    judge: list[float]  # one per judge walked
+    healthz: list[float]  # one per round of `per_round` requests, per request
+    judge_backend: float
+    healthz_backend: float
+
+    def ratio(self, *, with_database: bool) -> float:
+        judge, healthz = statistics.median(self.judge), statistics.median(self.healthz)
+        if with_database:
+            judge, healthz = judge + self.judge_backend, healthz + self.healthz_backend
+        return judge / healthz
+
+
+def server_cpu(study, *, judges: int, first_number: int, rounds: int = 5, per_round: int = 200) -> ServerCpu:
+    """CPU time, not wall time: what a request costs the server, hardly moved by other work on the machine.
+
+    Judges and /healthz rounds alternate, so a slower stretch of the machine weighs on both alike. The
+    backend's CPU comes from /proc in clock ticks, so it is summed over every judge (or request) and divided.
+    """
+    from django.test import Client
+
+    client = Client()
+    client.get("/healthz")  # warm
+    judge, healthz = [], []
+    judge_backend = healthz_backend = 0.0
+    for n in range(judges):
+        backend = backend_cpu_seconds()
+        judge.append(walk_one_judge(study, first_number + n, measure=cpu_timing).per_judge().seconds)
+        judge_backend += backend_cpu_seconds() - backend
+        if n % max(1, judges // rounds) == 0:
+            backend, started = backend_cpu_seconds(), time.process_time()
+            for _ in range(per_round):
+                client.get("/healthz")
+            healthz.append((time.process_time() - started) / per_round)
+            healthz_backend += backend_cpu_seconds() - backend
+    return ServerCpu(judge, healthz, judge_backend / judges, healthz_backend / (len(healthz) * per_round))
+
+
+def cpu_report(cpu: ServerCpu) -> str:
+    judge, healthz = statistics.median(cpu.judge), statistics.median(cpu.healthz)
+    spread = f"{min(cpu.judge) / healthz:.0f}-{max(cpu.judge) / healthz:.0f}x over judges"
+    return "\n".join(
+        [
+            f"server CPU per finished judge: {judge * 1000:.1f} ms in Django + {cpu.judge_backend * 1000:.1f} ms in "
+            f"the PostgreSQL backend; per /healthz {healthz * 1000:.3f} ms + {cpu.healthz_backend * 1000:.3f} ms "
+            f"({len(cpu.judge)} judges, {len(cpu.healthz)} rounds of /healthz)",
+            f"a finished judge = {cpu.ratio(with_database=False):.0f}x a /healthz request in Django's CPU ({spread}), "
+            f"{cpu.ratio(with_database=True):.0f}x with the database backend's",
+        ]
+    )
+
+
 def statements_per_step(walk: Walk) -> dict[str, int]:
     """The most statements any request of each step took (total, BEGIN/COMMIT included), and per judge."""
     table = {step: max(c.total for c in walk.requests[step]) for step in STEPS}
@@ -216,12 +310,14 @@ def report(walks: list[Walk], baseline: float) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judges", type=int, default=5, help="judges walked after the first (timings: their median)")
+    parser.add_argument("--cpu-judges", type=int, default=20, help="judges walked for the CPU-time ratio (0: none)")
     parser.add_argument("--record", action="store_true", help=f"write the first judge's counts to {BUDGET_FILE}")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
     os.environ.setdefault("SECRET_KEY", "benchmark-only-secret")
     os.environ["DEBUG"] = "0"
     os.environ["ENTRY_RATE_LIMIT"] = "off"
+    os.environ["ALLOWED_HOSTS"] = "testserver"
     os.environ.setdefault("STATIC_MANIFEST", "0")  # no collectstatic needed: templates only name the files
     os.environ.setdefault("ENV_FILE", "")
     sys.path.insert(0, str(ROOT))
@@ -229,9 +325,9 @@ def main(argv=None) -> int:
 
     django.setup()
     from django.db import connection
-    from django.test.utils import setup_test_environment
 
-    setup_test_environment()
+    # No setup_test_environment(): it wraps every template render to record its context for tests, CPU
+    # no web process spends. The test client's host is allowed instead.
     warnings.filterwarnings("ignore", message="No directory at")  # WhiteNoise: no collectstatic here
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
@@ -243,6 +339,8 @@ def main(argv=None) -> int:
         print(f"database: {connection.vendor}")
         print(report(walks, baseline))
         print(f"the first judge of a fresh process (reads the live study once): {fresh.per_judge().total} statements")
+        if args.cpu_judges:
+            print(cpu_report(server_cpu(study, judges=args.cpu_judges, first_number=args.judges + 1)))
         if args.record:
             BUDGET_FILE.write_text(json.dumps(statements_per_step(walks[-1]), indent=2) + "\n", encoding="utf-8")
             print(f"budget written to {BUDGET_FILE.relative_to(ROOT)}")

@@ -11,7 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("script", ["faults.py", "survey_load.py", "judge.py", "attacks.py", "authenticity.py"])
+@pytest.mark.parametrize(
+    "script", ["faults.py", "survey_load.py", "burst.py", "judge.py", "attacks.py", "authenticity.py"]
+)
 def test_a_benchmark_script_explains_itself_without_starting_anything(script):
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True, text=True, timeout=60
@@ -53,6 +55,29 @@ def test_judges_spread_over_two_web_processes_behind_nginx_fill_every_cell_exact
     assert served, out
     assert min(map(int, served.groups())) > 50  # nginx spread the judges over both processes
     assert "admin pages served" in out  # a sign-in on one process holds on the other
+
+
+@pytest.mark.postgres
+def test_a_tiny_burst_through_the_dockerfiles_gunicorn_fills_the_study_exactly_with_nothing_lost():
+    """benchmarks/burst.py at a tiny size, this tree only (about a minute, most of it migrating)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
+    server = f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    tiny = ["--judges", "50", "--concurrency", "10", "--healthz-requests", "100"]
+    tiny += ["--postgres", server, "--database", f"{db['NAME']}_burst"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "burst.py"), *tiny], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    # 250 cells, R = 50 x 5 / 250 = 1: the 50 judges take every place.
+    assert "50 judges sent, 50 completed, 0 saw 'study is full', errors 0" in out
+    assert "judgments acknowledged 1250, stored 1250, lost 0" in out
+    assert "cells over target (completed + reserved) 0" in out
+    assert "places left 0" in out
+    assert "guarantees: ok" in out
 
 
 def test_the_coverage_benchmark_prints_every_interval_kinds_coverage_at_a_tiny_size():
