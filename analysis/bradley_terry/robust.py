@@ -40,6 +40,7 @@ from scipy import sparse, stats
 
 from .fitting import fit
 from .grouping import order_signs
+from .labels import codes, count_distinct
 from .results import BTResult, Effect, _json_number
 
 ANSWER_CLUSTERINGS = ("vignette", "shared")
@@ -289,14 +290,14 @@ def _labels(values, n: int) -> np.ndarray:
     values = np.asarray(values)
     if values.shape != (n,):
         raise ValueError(f"cluster labels must be one per comparison ({n}), not of shape {values.shape}.")
-    return np.unique(values, return_inverse=True)[1].ravel()
+    return codes(values)
 
 
 def _intersection(labels: Sequence[np.ndarray]) -> np.ndarray:
     """One label per distinct combination of the given labels."""
     combined = labels[0]
     for more in labels[1:]:
-        combined = np.unique(combined * (int(more.max()) + 1) + more, return_inverse=True)[1].ravel()
+        combined = codes(combined * (int(more.max()) + 1) + more)
     return combined
 
 
@@ -306,7 +307,7 @@ def _groups(compact: np.ndarray) -> int:
 
 
 def _count(labels: np.ndarray) -> int:
-    return len(np.unique(labels))
+    return count_distinct(labels)
 
 
 def _adjust(groups: int, cadjust: bool) -> float:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .labels import codes
 from .resampling import (
     MEMORY_BUDGET,
     chunk_size,
@@ -221,7 +222,7 @@ def _product_weights(
     chunk: int,
 ) -> Iterator[np.ndarray]:
     """Per replicate, each judge x vignette cell weighed by w_judge x w_vignette."""
-    cell_labels = np.unique(cells, return_inverse=True)[1].ravel()  # the cell table's numbering
+    cell_labels = codes(cells)  # the cell table's numbering
     judges, vignettes = _compact(judges), _compact(vignettes)
     cell_judge = np.zeros(cell_labels.max() + 1, np.int64)
     cell_vignette = np.zeros(cell_labels.max() + 1, np.int64)
@@ -268,7 +269,7 @@ def _positive_part(covariance: np.ndarray) -> np.ndarray:
 
 
 def _compact(labels) -> np.ndarray:
-    return np.unique(np.asarray(labels), return_inverse=True)[1].ravel()
+    return codes(labels)
 
 
 def _count(labels: np.ndarray) -> int:

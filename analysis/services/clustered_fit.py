@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import bradley_terry as bt
+from ..bradley_terry.labels import count_distinct
 from ..comparison_files import Comparisons
 from ..results.headline import MIN_VIGNETTES, degenerate
 
@@ -52,7 +53,7 @@ def clustered(
             for values in numbers.values():
                 values[k] = np.nan
             problems.append(f"{name}: not estimable here: {reason}.")
-    counts = {column: len(np.unique(data.clusters[column])) for column in columns}
+    counts = {column: count_distinct(data.clusters[column]) for column in columns}
     if len(columns) > 1 and min(counts.values()) < MIN_VIGNETTES:
         problems.append(
             f"Only {min(counts.values())} clusters in the smaller dimension: the two-way interval under-covers below "

@@ -12,6 +12,7 @@ import statistics
 import numpy as np
 
 from .. import bradley_terry as bt
+from ..bradley_terry.labels import count_distinct, distinct
 from ..results import Halo, Headline, Interval, QuestionResult, VignetteFit
 from ..results.headline import choose_headline, degenerate
 from .alternatives import reported_fit, style_controlled
@@ -72,7 +73,7 @@ def fit_question(
         n_judgments=len(judged.winners),
         fit=fit_of(main),
         problems=[*problems, *main.problems],
-        n_participants=len(np.unique(judged.clusters)),
+        n_participants=count_distinct(judged.clusters),
         holm_p=json_safe(bt.holm(tested)),
         stars=[stars(p) for p in tested],
         intervals=intervals,
@@ -91,8 +92,8 @@ def _headline(judged: Judged, *, plain: bt.BTResult, intervals: dict[str, Interv
         estimates=json_safe(plain.estimates),
         reference=judged.reference,
         intervals=intervals,
-        n_vignettes=len(np.unique(judged.vignettes)),
-        n_judges=len(np.unique(judged.clusters)),
+        n_vignettes=count_distinct(judged.vignettes),
+        n_judges=count_distinct(judged.clusters),
     )
 
 
@@ -116,7 +117,7 @@ def _intervals(judged: Judged, *, plain: bt.BTResult, rng: np.random.Generator) 
 
 
 def _split_half(judged: Judged, *, rng: np.random.Generator) -> float | None:
-    if len(np.unique(judged.clusters)) < 4 or judged.parameters["split_halves"] < 1:
+    if count_distinct(judged.clusters) < 4 or judged.parameters["split_halves"] < 1:
         return None
     return guarded(
         bt.split_half_reliability,
@@ -133,7 +134,7 @@ def _split_half(judged: Judged, *, rng: np.random.Generator) -> float | None:
 def _by_vignette(judged: Judged, *, vignette_keys: dict[int, str]) -> list[VignetteFit]:
     """Per vignette: estimates, SEs, wins and losses, and what broke the fit there."""
     breakdown = []
-    for vignette in np.unique(judged.vignettes):
+    for vignette in distinct(judged.vignettes):
         rows = judged.vignettes == vignette
         result = bt.fit(
             judged.winners[rows],

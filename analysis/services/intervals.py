@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import bradley_terry as bt
+from ..bradley_terry.labels import count_distinct
 from ..results import Interval
 from .judged import Judged, guarded
 from .records import interval_of
@@ -42,7 +43,7 @@ def _two_way_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generat
 
 def _judge_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator) -> Interval | None:
     """The judge-clustered sandwich (vcovCL(fit, cluster = ~ judge)), t with judges - 1 df: for these answers."""
-    if len(np.unique(judged.clusters)) < 2:
+    if count_distinct(judged.clusters) < 2:
         return None
     result = _sandwich(judged, main, vignettes=None)
     if result is None:
@@ -92,7 +93,7 @@ def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Gene
 
 
 def _two_way_possible(judged: Judged) -> bool:
-    return len(np.unique(judged.clusters)) >= 2 and len(np.unique(judged.vignettes)) >= 2
+    return count_distinct(judged.clusters) >= 2 and count_distinct(judged.vignettes) >= 2
 
 
 # Interval kind -> its computation; the kind's label and question are in analysis.results.INTERVAL_KINDS.

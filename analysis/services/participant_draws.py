@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import bradley_terry as bt
+from ..bradley_terry.labels import count_distinct, distinct
 from .judged import guarded
 from .reading import QuestionData
 
@@ -33,12 +34,12 @@ def resample_participants(
     n_boot = parameters["bootstrap"]
     if n_boot < 1 or not questions:
         return drawn
-    participant_ids = np.unique(np.concatenate([np.unique(np.asarray(q.clusters)) for q in questions]))
+    participant_ids = distinct(np.concatenate([distinct(q.clusters) for q in questions]))
     positions, bases = [], []
 
     def tables():  # one question's table at a time: only its rows are kept once resampling starts
         for position, question in enumerate(questions):
-            if len(np.unique(np.asarray(question.clusters))) < 2:
+            if count_distinct(question.clusters) < 2:
                 continue
             prepared = guarded(
                 _participant_table,

@@ -22,6 +22,8 @@ from django.db.models.functions import Cast
 from moraljudge.replica import reads_from_replica
 from surveys.models import Answer, Assignment, Judgment, Study
 
+from ..bradley_terry.labels import codes, distinct
+
 # Rows per chunk: a chunk's arrays (and, on SQLite, its tuples) stay a few MB.
 CHUNK_ROWS = 100_000
 # Columns read per judgment, in this order; every one a bigint, so PostgreSQL's arrays have fixed-width elements.
@@ -329,17 +331,7 @@ def _bigints(sent: bytes) -> np.ndarray:
 def distinct_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(values, return_inverse=True), the codes as int32: without sorting when the values
     (participant ids) are dense, which saves the sort's copies of ten million ids."""
-    if len(values) == 0:
-        return values[:0], np.zeros(0, np.int32)
-    low, high = int(values.min()), int(values.max())
-    if high - low > 4 * len(values) + 1024:
-        distinct, codes = np.unique(values, return_inverse=True)
-        return distinct, codes.ravel().astype(np.int32)
-    present = np.zeros(high - low + 1, bool)
-    present[values - low] = True
-    code_of = np.cumsum(present, dtype=np.int32)
-    code_of -= 1
-    return np.flatnonzero(present) + low, code_of[values - low]
+    return distinct(values), codes(values, np.int32)
 
 
 def _joined(parts: list[np.ndarray], name: str) -> np.ndarray:

@@ -12,6 +12,7 @@ from scipy import sparse
 from ..fitting import fit
 from ..general import _scatter, fit_batch
 from ..grouping import Grouped, group_comparisons, order_signs
+from ..labels import codes
 from ..results import BootstrapResult, BTResult
 
 
@@ -37,8 +38,7 @@ def cluster_tables(
     counts = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
     grouped = group_comparisons(winners, losers, n_items, counts=counts, signs=signs, covariates=covariates)
     if n_clusters is None:
-        _, cluster = np.unique(np.asarray(clusters), return_inverse=True)
-        cluster = cluster.ravel()
+        cluster = codes(clusters)
         n_clusters = int(cluster.max()) + 1
     else:
         cluster = np.asarray(clusters)

@@ -1,0 +1,33 @@
+"""Labels without sorting give exactly what np.unique gives, whatever the ids look like."""
+
+import numpy as np
+import pytest
+
+from analysis.bradley_terry.labels import codes, count_distinct, distinct
+
+CASES = {
+    "dense judges": np.random.default_rng(1).integers(1000, 1400, 5000),
+    "sparse ids": np.array([7, 10**12, 3, 7, 10**12, 5]),
+    "negative": np.array([-3, 4, -3, 0, 4]),
+    "one value": np.full(10, 42),
+    "int32 vignettes": np.random.default_rng(2).integers(0, 12, 300).astype(np.int32),
+    "empty": np.zeros(0, np.int64),
+    "floats": np.array([0.5, 0.25, 0.5]),
+    "strings": np.array(["v2", "v1", "v2"]),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_labels_are_np_uniques(name):
+    values = CASES[name]
+    expected, inverse = np.unique(values, return_inverse=True)
+    assert np.array_equal(distinct(values), expected)
+    assert distinct(values).dtype == expected.dtype
+    assert np.array_equal(codes(values), inverse.ravel())
+    assert count_distinct(values) == len(expected)
+
+
+def test_codes_can_be_narrow():
+    values = np.array([30, 10, 20, 10])
+    assert codes(values, np.int32).dtype == np.int32
+    assert codes(values, np.int32).tolist() == [2, 0, 1, 0]
