@@ -1,7 +1,8 @@
 """The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
 
 import unicodedata
-from typing import TYPE_CHECKING, cast
+from functools import cache
+from typing import TYPE_CHECKING
 
 from django import forms
 from django.utils import translation
@@ -55,6 +56,33 @@ class RenderedOnceSelect(forms.Select):
         if html is None:
             html = self._rendered[key] = super().render(name, value, attrs, renderer)
         return html
+
+
+class CountryField(forms.ChoiceField):
+    """The countries in the alphabetical order of the language shown ("Deutschland" under D in German).
+
+    Sorting the 200 translated labels, and Django copying them for every form built, took most of the
+    demographics form's time: the order is worked out once per language, and forms share the list,
+    which nothing changes in place (a new order is a new list).
+    """
+
+    def __deepcopy__(self, memo):
+        # Field's copy, not ChoiceField's, which would copy every choice (django-stubs omit the method).
+        return forms.Field.__deepcopy__(self, memo)  # type: ignore[attr-defined]
+
+    def show_in(self, language: str | None) -> None:
+        # Set past the `choices` setter: the cached list is normalised already, and shared.
+        self._choices = self.widget.choices = _countries_in(language)
+
+
+COUNTRY_CHOICES = _choices([*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY])
+
+
+@cache
+def _countries_in(language: str | None) -> list[tuple[str, str]]:
+    with translation.override(language):
+        head, *countries, other, prefer = [(value, str(label)) for value, label in COUNTRY_CHOICES]
+    return [head, *sorted(countries, key=lambda choice: _sort_key(choice[1])), other, prefer]
 
 
 def _please_choose(required: "StrOrPromise", invalid: "StrOrPromise") -> dict[str, "StrOrPromise"]:
@@ -116,9 +144,9 @@ class DemographicsForm(forms.Form):
             _("Please choose your highest level of education from the list."),
         ),
     )
-    country = forms.ChoiceField(
+    country = CountryField(
         label=_("Country of residence"),
-        choices=_choices([*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY]),
+        choices=COUNTRY_CHOICES,
         widget=RenderedOnceSelect,
         error_messages=_please_choose(
             _("Please choose your country of residence."), _("Please choose your country of residence from the list.")
@@ -127,11 +155,9 @@ class DemographicsForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Countries in the alphabetical order of the language shown ("Deutschland" under D in German).
         country = self.fields["country"]
-        assert isinstance(country, forms.ChoiceField)
-        head, *countries, other, prefer = cast("list[tuple[str, StrPromise]]", country.choices)  # _choices made them
-        country.choices = [head, *sorted(countries, key=lambda choice: _sort_key(str(choice[1]))), other, prefer]
+        assert isinstance(country, CountryField)
+        country.show_in(translation.get_language())
 
     def clean(self):
         data = super().clean()
