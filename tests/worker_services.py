@@ -1,10 +1,11 @@
-"""Loaded with `-p tests.worker_services` (pyproject addopts), before pytest-django reads the settings.
+"""Under pytest-xdist (`make test` runs two workers) every worker gets a Redis database of its own.
 
-Under pytest-xdist (`make test` runs two workers) every worker gets a Redis database of its own: worker gwN
-uses the database REDIS_URL names plus N (CI's REDIS_URL names db 14, so its two workers use 14 and 15). Rate
-limiter keys and broker queues of one worker then never meet another's. The environment is rewritten, not just
-the settings, so that the Celery workers and commands a test starts as subprocesses use the same database.
-PostgreSQL needs nothing here: pytest-django gives each worker its own test database (test_<name>_gwN).
+Worker gwN uses the database REDIS_URL names plus N (CI's REDIS_URL names db 14, so its two workers use 14 and
+15): rate limiter keys and broker queues of one worker then never meet another's. tests/conftest.py calls this
+first thing. The settings are loaded by then (pytest-django reads them before any conftest), so the settings and
+the Celery app are moved along with the environment; the environment is moved so that the Celery workers and
+commands a test starts as subprocesses use the same database. PostgreSQL needs nothing here: pytest-django gives
+each worker a test database of its own (test_<name>_gwN).
 """
 
 import os
@@ -29,12 +30,18 @@ def redis_url_for_worker(url: str, number: int) -> str:
 
 
 def give_this_worker_its_own_redis_database() -> None:
+    from django.conf import settings
+
+    from moraljudge.celery import app
+
     number = worker_number()
     if number is None:
         return
     for variable in REDIS_VARIABLES:
         if os.environ.get(variable):
             os.environ[variable] = redis_url_for_worker(os.environ[variable], number)
-
-
-give_this_worker_its_own_redis_database()
+        if getattr(settings, variable, ""):
+            setattr(settings, variable, redis_url_for_worker(getattr(settings, variable), number))
+    if settings.CELERY_BROKER_URL:
+        app.conf.broker_url = settings.CELERY_BROKER_URL
+        app._pool = app.amqp._producer_pool = None  # pools keep the broker they were made for
