@@ -36,8 +36,13 @@ run: port-free venv .env
 	$(DEV_ENV) $(BIN)/python manage.py refit demo
 	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
+# Two pytest-xdist workers for the whole suite (each with its own test database and Redis database, see
+# tests/worker_services.py); one process when PYTEST_ARGS picks tests, e.g. make test PYTEST_ARGS=tests/test_http.py.
+# TEST_WORKERS=0 runs the whole suite in one process. --dist loadfile: a file's tests share one worker and its
+# module fixtures (browsers, fake servers, replica databases) are set up once.
+TEST_WORKERS ?= $(if $(PYTEST_ARGS),0,2)
 test: venv
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(if $(filter-out 0,$(TEST_WORKERS)),--dist loadfile) $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .

@@ -10,6 +10,9 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync 
 from surveys.models import Question, Study, System, Vignette
 from surveys.services.answer_records import create_answer
 from surveys.services.answer_shape import FeatureIn
+from tests.worker_services import give_this_worker_its_own_redis_database
+
+give_this_worker_its_own_redis_database()  # before any test, Celery connection or subprocess uses Redis
 
 QUESTION_KEYS = ["features", "weighting", "reasons", "conclusion", "additional_info"]
 

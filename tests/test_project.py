@@ -49,7 +49,7 @@ def run_python(code: str, **env) -> subprocess.CompletedProcess:
         env={**clean, "ENV_FILE": "", **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,  # a hang guard: migrate and simulate_judges may share the machine with the other worker
     )
 
 

@@ -57,12 +57,16 @@ def copy_primary_to_replica(replica) -> None:
     """What streaming replication does, at one moment: the replica holds the primary's rows."""
     from django.db import connections
 
-    connections.close_all()  # a template database must have no other session
+    connections.close_all()  # a template database must have no other session …
+    primary = connections["default"].settings_dict["NAME"]
     with maintenance_connection() as server:
-        server.execute(f'DROP DATABASE IF EXISTS "{replica.settings_dict["NAME"]}" WITH (FORCE)')
+        # … nor one an earlier test's thread left open in this process (a live server's request, say)
         server.execute(
-            f'CREATE DATABASE "{replica.settings_dict["NAME"]}" TEMPLATE "{connections["default"].settings_dict["NAME"]}"'
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [primary],
         )
+        server.execute(f'DROP DATABASE IF EXISTS "{replica.settings_dict["NAME"]}" WITH (FORCE)')
+        server.execute(f'CREATE DATABASE "{replica.settings_dict["NAME"]}" TEMPLATE "{primary}"')
 
 
 def judgment_reads(queries) -> list[str]:

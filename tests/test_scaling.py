@@ -123,7 +123,7 @@ def test_the_scale_benchmark_grows_a_tiny_study_and_prints_its_table(tmp_path):
     ]
     # A database of its own (created, then dropped by the benchmark), never one a developer's benchmark uses.
     command += ["--database", f"{server['NAME']}_scale_smoke_{os.getpid()}", "--page-judges", "2", "--concurrency", "2"]
-    done = subprocess.run([*command, "--baseline-requests", "20"], capture_output=True, text=True, timeout=180)
+    done = subprocess.run([*command, "--baseline-requests", "20"], capture_output=True, text=True, timeout=420)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Run 1 of 'scale': 500 valid judgments from 20 participants" in done.stdout
     for line in ("| refit wall (s) |", "| judgments.csv first byte (s) |", "| attention POST p95 / healthz p95 |"):

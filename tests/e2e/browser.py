@@ -2,6 +2,11 @@
 
 import re
 
+# How long a page action or an expect() waits before failing. Generous because `make test` runs two workers
+# beside each other (one of them may be starting a Celery worker or R while Chromium renders): it bounds a
+# hang, it asserts nothing about speed.
+PAGE_TIMEOUT_MS = 30_000
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

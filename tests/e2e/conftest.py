@@ -4,8 +4,11 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from .browser import CHROMIUM_ARGS
+from .browser import CHROMIUM_ARGS, PAGE_TIMEOUT_MS
+
+expect.set_options(timeout=PAGE_TIMEOUT_MS)  # expect() waits as long as page actions do
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -29,6 +32,6 @@ def chromium_browser():
 @pytest.fixture
 def browser_context(chromium_browser):
     context = chromium_browser.new_context()
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     yield context
     context.close()

@@ -10,6 +10,7 @@ from analysis.services import refit_study
 from surveys.models import Question, StudyMembership, System
 
 from ..conftest import QUESTION_KEYS, make_judged_study
+from .browser import PAGE_TIMEOUT_MS
 
 FAST = {"bootstrap": 50, "split_halves": 10}
 
@@ -66,7 +67,7 @@ def test_each_plot_loads_under_its_questions_label_with_alt_text_naming_every_ma
 @pytest.mark.django_db(transaction=True)
 def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_box(dashboard, chromium_browser):
     context = chromium_browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     try:
         page = context.new_page()
         signed_in(page, dashboard)

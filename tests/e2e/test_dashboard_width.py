@@ -12,6 +12,7 @@ from analysis.services import refit_study
 from surveys.models import StudyMembership, System
 
 from ..conftest import make_judged_study
+from .browser import PAGE_TIMEOUT_MS
 from .test_dashboard_reading import FAST, signed_in
 
 WIDTH = 1280
@@ -35,7 +36,7 @@ def test_at_1280_px_each_question_leads_with_its_headline_and_opens_the_other_in
     widest_dashboard, chromium_browser
 ):
     context = chromium_browser.new_context(viewport={"width": WIDTH, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     try:
         page = context.new_page()
         signed_in(page, widest_dashboard)

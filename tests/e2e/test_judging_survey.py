@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from surveys.models import Answer, Judgment, Participant
 from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
-from tests.e2e.browser import stub_prolific
+from tests.e2e.browser import PAGE_TIMEOUT_MS, stub_prolific
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -169,7 +169,7 @@ def test_the_two_answers_stack_on_a_phone(live_server, chromium_browser):
 def test_the_whole_survey_works_without_javascript(live_server, chromium_browser):
     study = live_study(vignettes_per_participant=2)
     context = chromium_browser.new_context(java_script_enabled=False)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     try:
         stub_prolific(context)
         page = context.new_page()

@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from surveys.models import Answer, Feature, Question, Vignette
+from tests.e2e.browser import PAGE_TIMEOUT_MS
 from tests.e2e.test_judging_survey import consent_and_demographics, link, live_study
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -15,7 +16,7 @@ LINES_OF = "cell => { const r = document.createRange(); r.selectNodeContents(cel
 
 def in_browser(chromium_browser, width):
     context = chromium_browser.new_context(viewport={"width": width, "height": 800})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     return context
 
 

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.django_db
 
 def human_majorities(study, question):
     votes = Counter()
-    for judgment in Judgment.objects.valid().filter(question__key=question, question__study=study):
+    judgments = Judgment.objects.valid().filter(question__key=question, question__study=study)
+    for judgment in judgments.select_related("assignment__cell"):
         cell = judgment.assignment.cell
         votes[(cell.pk, judgment.winner_id == cell.answer_a_id)] += 1
     cells = {cell for cell, _ in votes}
