@@ -50,10 +50,10 @@ def writer_kinds(writers: int, typists: int) -> list[str]:
 
 def write_answers(base: str, study, kinds: list[str], seed: int) -> dict[str, list[str]]:
     """Each writer writes one answer through Chromium; returns {kind: [PROLIFIC_PID, …]}."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import sync_playwright
 
-    from tests.e2e.browser import CHROMIUM_ARGS, stub_prolific
-    from tests.e2e.writers import write_answer, writing_context
+    from tests.e2e.browser import CHROMIUM_ARGS
+    from tests.e2e.writers import write_as
 
     rng = random.Random(seed)
     pids: dict[str, list[str]] = {kind: [] for kind in dict.fromkeys(kinds)}
@@ -61,15 +61,7 @@ def write_answers(base: str, study, kinds: list[str], seed: int) -> dict[str, li
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         for n, kind in enumerate(kinds):
             pid = f"{n:024x}"
-            context = writing_context(browser)
-            page = context.new_page()
-            stub_prolific(page)
-            page.goto(f"{base}/r/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID={'b' * 24}&SESSION_ID={pid}")
-            page.get_by_label("I agree to take part").check()
-            page.get_by_role("button", name="Continue").click()
-            write_answer(page, kind=kind, rng=rng)
-            expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
-            context.close()
+            write_as(browser, base=base, slug=study.slug, pid=pid, study_id="b" * 24, kind=kind, rng=rng)
             pids[kind].append(pid)
         browser.close()
     return pids

@@ -11,6 +11,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def postgres_server(db: dict) -> str:
+    """The test database's server as a URL without a database name (the benchmarks make their own)."""
+    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+
+
 @pytest.mark.parametrize(
     "script", ["faults.py", "survey_load.py", "burst.py", "judge.py", "attacks.py", "authenticity.py"]
 )
@@ -32,8 +38,7 @@ def test_judges_spread_over_two_web_processes_behind_nginx_fill_every_cell_exact
             pytest.fail("nginx is missing: .ci/run installs Debian's nginx")
         pytest.skip("nginx is not installed")
     db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    server = f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    server = postgres_server(db)
     tiny = ["--participants", "8", "--concurrency", "4", "--systems", "3", "--vignettes", "2", "--repetitions", "2"]
     tiny += ["--k", "2", "--baseline-requests", "100", "--workers", "1", "--web-processes", "2", "--nginx"]
     tiny += ["--postgres", server, "--database", f"{db['NAME']}_survey_load"]
@@ -63,8 +68,7 @@ def test_a_tiny_burst_through_the_dockerfiles_gunicorn_fills_the_study_exactly_w
     from django.db import connection
 
     db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    server = f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    server = postgres_server(db)
     tiny = ["--judges", "50", "--concurrency", "10", "--healthz-requests", "100"]
     tiny += ["--postgres", server, "--database", f"{db['NAME']}_burst"]
     done = subprocess.run(

@@ -3,25 +3,17 @@
 import random
 
 import pytest
-from playwright.sync_api import expect
 
 from surveys.models import Answer, RespondentTask
 from surveys.services.authenticity import rate
-from tests.e2e.browser import stub_prolific
-from tests.e2e.writers import write_answer, writing_context
+from tests.e2e.writers import write_as
 from tests.surveys.test_respondents import PID, STUDY_ID, answering_study
 
 
 def written_as(live_server, browser, study, *, kind: str, pid: str) -> Answer:
-    context = writing_context(browser)
-    page = context.new_page()
-    stub_prolific(page)
-    page.goto(f"{live_server.url}/r/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID={STUDY_ID}&SESSION_ID={pid}")
-    page.get_by_label("I agree to take part").check()
-    page.get_by_role("button", name="Continue").click()
-    write_answer(page, kind=kind, rng=random.Random(7))
-    expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
-    context.close()
+    write_as(
+        browser, base=live_server.url, slug=study.slug, pid=pid, study_id=STUDY_ID, kind=kind, rng=random.Random(7)
+    )
     return RespondentTask.objects.get(respondent__prolific_pid=pid).answer
 
 

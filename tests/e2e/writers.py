@@ -160,6 +160,23 @@ def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
     return texts
 
 
+def write_as(browser, *, base: str, slug: str, pid: str, study_id: str, kind: str, rng: random.Random) -> None:
+    """One writer of this kind arrives from the study's Prolific link, consents and writes one answer."""
+    from playwright.sync_api import expect
+
+    from tests.e2e.browser import stub_prolific
+
+    context = writing_context(browser)
+    page = context.new_page()
+    stub_prolific(page)
+    page.goto(f"{base}/r/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID={pid}")
+    page.get_by_label("I agree to take part").check()
+    page.get_by_role("button", name="Continue").click()
+    write_answer(page, kind=kind, rng=rng)
+    expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
+    context.close()
+
+
 def writing_context(browser):
     """A browser context whose pages may use the clipboard (for the pasters)."""
     context = browser.new_context()
