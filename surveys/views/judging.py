@@ -5,7 +5,6 @@ they asked for another page, so a reload, the back button or an old tab never sk
 """
 
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -22,6 +21,7 @@ from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairFo
 from ..models import Assignment, Participant, Study
 from ..services.entry_limit import admit_entry
 from ..services.errors import EntryRateLimited, SessionInUse
+from ..services.judge_reads import pages_with_participant, participant_with_study
 from ..services.judging import (
     Step,
     attention_options,
@@ -120,19 +120,10 @@ def _at(request, slug: str, *names: StepName):
     participant_id = _participant_id(request, slug)
     participant, pages = None, None
     if participant_id is not None and {StepName.PAIR, StepName.ATTENTION} & set(names):
-        # On the judging pages one query reads the pages with their participant and study. Sorted here:
-        # with an ORDER BY, Django matched it against all 84 selected columns (a third more CPU to build).
-        pages = sorted(
-            Assignment.objects.filter(participant_id=participant_id, participant__study__slug=slug)
-            .select_related("participant__study", "vignette")
-            .order_by(),
-            key=attrgetter("position"),
-        )
+        pages = pages_with_participant(participant_id, slug)  # one statement: pages, participant, study
         participant = pages[0].participant if pages else None
     if participant is None and participant_id is not None:
-        # At most one row (the primary key): no ORDER BY, which `first()` would add (see above).
-        found = Participant.objects.filter(pk=participant_id, study__slug=slug).select_related("study").order_by()
-        participant = next(iter(found), None)
+        participant = participant_with_study(participant_id, slug)
     if participant is None:
         return None, None, _problem(request, get_object_or_404(Study, slug=slug), [NO_SESSION], status=403)
     step = current_step(participant, pages or None)

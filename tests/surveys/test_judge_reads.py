@@ -1,0 +1,46 @@
+"""The judging pages' two composed reads give exactly what the ORM would, and only for the study named."""
+
+import pytest
+
+from surveys.models import Assignment, Participant
+from surveys.services.judge_reads import pages_with_participant, participant_with_study
+from tests.surveys.test_judging_flow import csrf_client, live_study, through_demographics
+
+
+def values(instance) -> dict:
+    return {field.attname: getattr(instance, field.attname) for field in type(instance)._meta.concrete_fields}
+
+
+@pytest.mark.django_db
+def test_the_pages_read_hold_the_same_values_as_the_orm_with_one_participant_and_study_shared():
+    study = live_study()
+    through_demographics(csrf_client(), study)
+    participant = Participant.objects.select_related("study").get()
+    Assignment.objects.filter(participant=participant, position=1).update(shown_at=participant.started_at)
+
+    pages = pages_with_participant(participant.pk, study.slug)
+
+    expected = list(participant.assignments.select_related("vignette").order_by("position"))
+    assert [values(page) for page in pages] == [values(page) for page in expected]
+    assert [values(page.vignette) for page in pages] == [values(page.vignette) for page in expected]
+    assert pages[0].shown_at is not None
+    assert pages[0].shown_at.tzinfo is not None
+    assert all(page.participant is pages[0].participant for page in pages)
+    assert values(pages[0].participant) == values(participant)
+    assert isinstance(pages[0].participant.demographics, dict)  # JSON read as the ORM reads it
+    assert values(pages[0].participant.study) == values(participant.study)
+    assert pages[0].participant.study.translations == participant.study.translations
+
+
+@pytest.mark.django_db
+def test_the_reads_find_nothing_under_another_studys_slug():
+    first, second = live_study(slug="first"), live_study(slug="second")
+    through_demographics(csrf_client(), first)
+    participant = Participant.objects.get()
+
+    assert pages_with_participant(participant.pk, second.slug) == []
+    assert participant_with_study(participant.pk, second.slug) is None
+    found = participant_with_study(participant.pk, first.slug)
+    assert found is not None
+    assert values(found) == values(participant)
+    assert found.study.slug == "first"
