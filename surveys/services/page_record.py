@@ -8,6 +8,7 @@ same steps run as separate statements in one transaction.
 """
 
 from datetime import datetime
+from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -16,6 +17,15 @@ from django.utils import timezone
 
 from ..models import Assignment, Cell, Judgment, Participant, Question
 from .live_content import content_of
+
+
+class PageJudgment(NamedTuple):
+    """One question's pick on a page, as stored in a Judgment row."""
+
+    question_id: int
+    winner_id: int
+    loser_id: int
+    winner_position: str
 
 
 def record_page(
@@ -44,15 +54,10 @@ def record_page(
         Judgment.Position.FIRST: assignment.first_answer_id,
         Judgment.Position.SECOND: assignment.second_answer_id,
     }
+    # Plain rows: PostgreSQL takes them as arrays, and only the step-by-step path builds Judgment objects.
     judgments = [
-        Judgment(
-            assignment=assignment,
-            question=question,
-            winner_id=pair[picks[question.key]],
-            loser_id=pair[other_position(picks[question.key])],
-            winner_position=picks[question.key],
-            seconds_on_page=seconds,
-            created_at=now,
+        PageJudgment(
+            question.pk, pair[picks[question.key]], pair[other_position(picks[question.key])], picks[question.key]
         )
         for question in questions
     ]
@@ -67,7 +72,9 @@ def record_page(
 
 
 @transaction.atomic
-def _close_in_steps(*, participant_id: int, assignment: Assignment, judgments: list, now, seconds: float) -> bool:
+def _close_in_steps(
+    *, participant_id: int, assignment: Assignment, judgments: list[PageJudgment], now, seconds: float
+) -> bool:
     Participant.objects.select_for_update().filter(pk=participant_id).values_list("pk").first()
     reserved = Assignment.Status.RESERVED
     earlier_open = Assignment.objects.filter(
@@ -80,7 +87,18 @@ def _close_in_steps(*, participant_id: int, assignment: Assignment, judgments: l
     )
     if not closed:
         return False
-    Judgment.objects.bulk_create(judgments)
+    Judgment.objects.bulk_create(
+        Judgment(
+            assignment_id=assignment.pk,
+            question_id=judged.question_id,
+            winner_id=judged.winner_id,
+            loser_id=judged.loser_id,
+            winner_position=judged.winner_position,
+            seconds_on_page=seconds,
+            created_at=now,
+        )
+        for judged in judgments
+    )
     if assignment.counts_toward_cell:
         Cell.objects.filter(pk=assignment.cell_id, reserved__gte=1).update(
             reserved=F("reserved") - 1, completed=F("completed") + 1
@@ -117,7 +135,7 @@ SELECT (SELECT count(*) FROM closed), (SELECT count(*) FROM judged), (SELECT cou
 
 
 def _close_in_one_statement(
-    *, participant_id: int, assignment: Assignment, judgments: list, now, seconds: float
+    *, participant_id: int, assignment: Assignment, judgments: list[PageJudgment], now, seconds: float
 ) -> bool:
     sql = ONE_STATEMENT.format(
         participant=Participant._meta.db_table,
