@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -23,6 +23,33 @@ from .live_content import content_of
 from .participation import Event, apply_event
 
 T = TypeVar("T")
+
+
+class _HasRoom(Protocol):
+    """What ranking and choosing read of a cell: a stored Cell, or a _Room read without building one."""
+
+    @property
+    def pk(self) -> int: ...
+    @property
+    def vignette_id(self) -> int: ...
+    @property
+    def target(self) -> int: ...
+    @property
+    def fill(self) -> int: ...
+
+
+C = TypeVar("C", bound=_HasRoom)
+
+
+class _Room(NamedTuple):
+    """A cell with room, as ranking reads it: a study has hundreds, and a Cell object each cost more than the rest."""
+
+    pk: int
+    vignette_id: int
+    target: int
+    fill: int
+
+
 ATTEMPTS = 30  # tries when other arrivals hold the free cells' locks for a moment
 SPARE_VIGNETTES = 2  # vignettes locked per place wanted: k of them may be held by other arrivals
 CELLS_PER_VIGNETTE = 3  # the least-filled cells locked on each
@@ -134,14 +161,15 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
         every = list(cells)
         return _choose(every, _ranked_vignettes(every), k)
     with_room = cells.filter(completed__lt=F("target") - F("reserved"))
-    read = list(with_room)
+    room_of = ("pk", "vignette_id", "target", F("completed") + F("reserved"))
+    read = [_Room(*row) for row in with_room.values_list(*room_of)]
     one_at_a_time = _last_places(read, k) and connection.vendor == "postgresql"
     if one_at_a_time:
         # The last places: arrivals choose one after another, each from the counts as they are now
         # (docs/allocation.md). Released at commit; SQLite serialises its writers anyway.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LAST_PLACES_LOCK, study.pk])
-        read = list(with_room.all())  # a fresh read (`all()`: not the queryset's cached rows)
+        read = [_Room(*row) for row in with_room.values_list(*room_of)]  # a fresh read, under the lock
     order = _ranked_vignettes(read)[: SPARE_VIGNETTES * k]
     wanted = [cell.pk for vignette in order for cell in _least_filled_first(read, vignette)[:CELLS_PER_VIGNETTE]]
     # One at a time, a cell's lock is only ever held for a moment by a page being closed: wait for it.
@@ -154,12 +182,12 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
     return chosen if taken == k else []
 
 
-def _last_places(cells_with_room: list[Cell], k: int) -> bool:
+def _last_places(cells_with_room: list[_Room], k: int) -> bool:
     """Whether the study is down to its last LAST_PLACES_JUDGES judges' places."""
     return sum(cell.target - cell.fill for cell in cells_with_room) <= LAST_PLACES_JUDGES * k
 
 
-def _ranked_vignettes(cells: list[Cell]) -> list[int]:
+def _ranked_vignettes(cells: "list[C]") -> list[int]:
     """Vignette ids, the most places missing first, ties at random."""
     missing: dict[int, int] = {}
     for cell in cells:
@@ -167,7 +195,7 @@ def _ranked_vignettes(cells: list[Cell]) -> list[int]:
     return sorted(missing, key=lambda vignette: (-missing[vignette], random.random()))
 
 
-def _least_filled_first(cells: list[Cell], vignette_id: int) -> list[Cell]:
+def _least_filled_first(cells: "list[C]", vignette_id: int) -> "list[C]":
     return sorted((c for c in cells if c.vignette_id == vignette_id), key=lambda c: (c.fill, random.random()))
 
 
