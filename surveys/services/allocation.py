@@ -19,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
+from .judge_reads import locked_participant
 from .live_content import content_of
 from .participation import Event, apply_event
 
@@ -87,7 +88,7 @@ def with_pages(*, participant: Participant, attempt: Callable[[Participant], T |
     swept = False
     for try_number in range(ATTEMPTS):
         with transaction.atomic():
-            locked = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
+            locked = locked_participant(participant.pk)
             result = attempt(locked)
             if result is not None:
                 return result

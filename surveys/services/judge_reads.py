@@ -1,10 +1,10 @@
-"""The two reads every judging page starts with, as statements composed once per process.
+"""The reads every judging page starts with, as statements composed once per process.
 
 A judging page reads the participant with their study (consent, demographics) or their pages with
 participant, study and vignette (the pairs, the attention check): one statement either way. Built
 through the ORM, that statement cost more CPU to compile (84 columns matched, quoted and aliased) and
 to turn into objects (the participant and study built again for each of the k rows) than the rest
-of the request's reads together. Here the SQL is written once per database connection alias from the
+of the request's reads together. The pages that write lock the participant's row the same way. Here the SQL is written once per database connection alias from the
 models' own fields, so it follows the schema, and each row's objects are built by `Model.from_db` with
 the field converters the ORM would apply; the k pages share one participant and one study.
 """
@@ -83,16 +83,22 @@ def _pages_statement(db: str) -> _Statement:
 
 
 @functools.cache
-def _participant_statement(db: str) -> _Statement:
+def _participant_statement(db: str, *, locked: bool) -> _Statement:
+    """The participant with their study: of the study named (`slug`), or locked for an update (by id alone)."""
     connection = connections[db]
     quote = connection.ops.quote_name
     columns, tables = _tables(connection, {"p": Participant, "s": Study})
     sql = (
         f"SELECT {', '.join(columns)} FROM {quote(Participant._meta.db_table)} p "
         f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} "
-        f"WHERE p.{quote('id')} = %s AND s.{quote('slug')} = %s"
+        f"WHERE p.{quote('id')} = %s"
     )
-    return _Statement(sql, tables)
+    if not locked:
+        return _Statement(f"{sql} AND s.{quote('slug')} = %s", tables)
+    # The participant's row only, as `select_for_update(of=("self",))`: the study's row stays free.
+    if connection.features.has_select_for_update_of:
+        return _Statement(f"{sql} FOR UPDATE OF p", tables)
+    return _Statement(f"{sql} FOR UPDATE" if connection.features.has_select_for_update else sql, tables)
 
 
 def _rows(statement: _Statement, db: str, params: list) -> list[tuple]:
@@ -118,13 +124,25 @@ def pages_with_participant(participant_id: int, slug: str) -> list[Assignment]:
     return sorted(pages, key=attrgetter("position"))
 
 
-def participant_with_study(participant_id: int, slug: str) -> Participant | None:
-    """The participant of this study with the study itself, or None."""
-    db = Participant.objects.db
-    statement, connection = _participant_statement(db), connections[db]
-    rows = _rows(statement, db, [participant_id, slug])
+def _participant(db: str, statement: _Statement, params: list) -> Participant | None:
+    rows, connection = _rows(statement, db, params), connections[db]
     if not rows:
         return None
     participant = cast(Participant, statement.tables["p"].build(rows[0], db, connection))
     Participant.study.field.set_cached_value(participant, statement.tables["s"].build(rows[0], db, connection))
     return participant
+
+
+def participant_with_study(participant_id: int, slug: str) -> Participant | None:
+    """The participant of this study with the study itself, or None."""
+    db = Participant.objects.db
+    return _participant(db, _participant_statement(db, locked=False), [participant_id, slug])
+
+
+def locked_participant(participant_id: int) -> Participant:
+    """The participant with their study, their row locked until the transaction ends (call inside one)."""
+    db = Participant.objects.db
+    found = _participant(db, _participant_statement(db, locked=True), [participant_id])
+    if found is None:
+        raise Participant.DoesNotExist(f"No participant {participant_id}.")
+    return found

@@ -25,6 +25,7 @@ from ..models import (
 from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
+from .judge_reads import locked_participant
 from .live_content import answers_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participation import Event, StepName
@@ -134,7 +135,7 @@ def current_step(participant: Participant, assignments: list[Assignment] | None 
 
 
 def _locked(participant: Participant) -> Participant:
-    return Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
+    return locked_participant(participant.pk)
 
 
 @transaction.atomic

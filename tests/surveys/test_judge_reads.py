@@ -1,9 +1,11 @@
 """The judging pages' two composed reads give exactly what the ORM would, and only for the study named."""
 
 import pytest
+from django.db import OperationalError, connection, transaction
 
 from surveys.models import Assignment, Participant
-from surveys.services.judge_reads import pages_with_participant, participant_with_study
+from surveys.services.judge_reads import locked_participant, pages_with_participant, participant_with_study
+from tests.conftest import at_once
 from tests.surveys.test_judging_flow import csrf_client, live_study, through_demographics
 
 
@@ -44,3 +46,41 @@ def test_the_reads_find_nothing_under_another_studys_slug():
     assert found is not None
     assert values(found) == values(participant)
     assert found.study.slug == "first"
+
+
+@pytest.mark.django_db
+def test_the_locked_read_gives_the_participant_with_study_and_refuses_an_unknown_one():
+    study = live_study()
+    through_demographics(csrf_client(), study)
+    participant = Participant.objects.select_related("study").get()
+    with transaction.atomic():
+        found = locked_participant(participant.pk)
+    assert values(found) == values(participant)
+    assert values(found.study) == values(participant.study)
+    with pytest.raises(Participant.DoesNotExist), transaction.atomic():
+        locked_participant(participant.pk + 1000)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_the_locked_read_holds_the_participants_row_and_leaves_the_study_free():
+    study = live_study()
+    through_demographics(csrf_client(), study)
+    participant = Participant.objects.get()
+    tables = Participant._meta.db_table, study._meta.db_table
+    outcomes = {}
+
+    def other_connection_tries():
+        with transaction.atomic(), connection.cursor() as cursor:
+            for table, pk in zip(tables, (participant.pk, study.pk), strict=True):
+                try:
+                    with transaction.atomic():
+                        cursor.execute(f"SELECT id FROM {table} WHERE id = %s FOR UPDATE NOWAIT", [pk])
+                    outcomes[table] = "free"
+                except OperationalError:
+                    outcomes[table] = "locked"
+
+    with transaction.atomic():
+        locked_participant(participant.pk)
+        assert at_once(other_connection_tries) == [None]
+    assert outcomes == {tables[0]: "locked", tables[1]: "free"}
