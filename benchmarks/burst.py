@@ -141,6 +141,37 @@ def wait_for(url: str, servers: list) -> None:
     raise SystemExit(f"{url} did not come up")
 
 
+def tree_cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds (user + system) of these processes and every descendant alive now, from /proc (Linux)."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            pid = int(stat.parent.name)
+            parents[pid], ticks[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+    wanted, total = set(pids), 0
+    for pid in ticks:
+        ancestor = pid
+        while ancestor and ancestor not in wanted:
+            ancestor = parents.get(ancestor, 0)
+        if ancestor:
+            total += ticks[pid]
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def backends_cpu_seconds(database: str) -> float:
+    """CPU seconds of the PostgreSQL backends serving `database` now (their process titles name it; Linux)."""
+    total = 0
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if f" {database} " not in cmdline.read_bytes().decode(errors="replace"):
+                continue
+            fields = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def stop(servers: list) -> None:
     for server in reversed(servers):
         server.terminate()
@@ -214,7 +245,12 @@ async def run_load(concurrency: int, jobs: int, work) -> float:
     return time.perf_counter() - started
 
 
-async def burst(base: str, *, judges: int, concurrency: int, healthz: int) -> tuple[Tally, float, Tally, float]:
+async def burst(base: str, *, judges: int, concurrency: int, healthz: int, meters: dict) -> dict:
+    """The /healthz baseline, then the judges; walls, tallies and each meter's CPU seconds in each phase."""
+
+    def server_cpu() -> Counter:
+        return Counter({name: meter() for name, meter in meters.items()})
+
     health = Tally()
 
     async def healthz_client(_):
@@ -223,15 +259,24 @@ async def burst(base: str, *, judges: int, concurrency: int, healthz: int) -> tu
                 await request(client, health, "GET", "/healthz", (200,))
 
     await run_load(concurrency, concurrency, healthz_client)  # warm every worker and thread
-    health = Tally()
+    health, cpu = Tally(), server_cpu()
     health_wall = await run_load(concurrency, max(concurrency, healthz // 10), healthz_client)
-    tally = Tally()
+    health_cpu, cpu = server_cpu() - cpu, server_cpu()
+    tally, client_cpu = Tally(), time.process_time()
 
     async def judge(number):
         tally.outcomes[await one_judge(base, tally, number)] += 1
 
     wall = await run_load(concurrency, judges, judge)
-    return tally, wall, health, health_wall
+    return {
+        "tally": tally,
+        "wall": wall,
+        "health": health,
+        "health_wall": health_wall,
+        "health_cpu": health_cpu,
+        "judges_cpu": server_cpu() - cpu,
+        "client_cpu": time.process_time() - client_cpu,
+    }
 
 
 # Checks --------------------------------------------------------------------------------------------------
@@ -278,12 +323,21 @@ def measure(tree: Path, args, workdir: Path, label: str) -> dict:
     servers, base = start_servers(
         tree, env, processes=args.web_processes, nginx=args.nginx, workdir=workdir, dockerfile_tree=dockerfile_tree
     )
+    gunicorns = [server.pid for server in servers[: args.web_processes]]  # not nginx: the same for both trees
     try:
-        tally, wall, health, health_wall = asyncio.run(
-            burst(base, judges=args.judges_of(label), concurrency=args.concurrency, healthz=args.healthz_requests)
+        run = asyncio.run(
+            burst(
+                base,
+                judges=args.judges_of(label),
+                concurrency=args.concurrency,
+                healthz=args.healthz_requests,
+                meters={"server": lambda: tree_cpu_seconds(gunicorns), "database": lambda: backends_cpu_seconds(name)},
+            )
         )
     finally:
         stop(servers)
+    tally, wall, health = run["tally"], run["wall"], run["health"]
+    completed = max(1, tally.outcomes["completed"])
     checks = database_checks(env["DATABASE_URL"], tally)
     if not args.keep:
         drop_database(args.postgres, name)
@@ -305,7 +359,12 @@ def measure(tree: Path, args, workdir: Path, label: str) -> dict:
         "judges/s": tally.outcomes["completed"] / wall,
         "requests/s": tally.requests / wall,
         "request p95 ms": p95(tally.samples) * 1000 if tally.samples else 0.0,
-        "healthz/s": health.requests / health_wall,
+        "healthz/s": health.requests / run["health_wall"],
+        # CPU time, not wall: what a judge costs the server whatever else the machine runs (and the client's).
+        "server CPU ms per judge": run["judges_cpu"]["server"] / completed * 1000,
+        "server CPU ms per /healthz": run["health_cpu"]["server"] / max(1, health.requests) * 1000,
+        "database CPU ms per judge": run["judges_cpu"]["database"] / completed * 1000,
+        "client CPU ms per judge": run["client_cpu"] / completed * 1000,
         **checks,
     }
 
@@ -322,8 +381,16 @@ def print_result(result: dict) -> None:
         f"{result['requests/s']:.0f} requests/s (p95 {result['request p95 ms']:.0f} ms); "
         f"/healthz alone {result['healthz/s']:.0f} requests/s"
     )
+    per_healthz = result["server CPU ms per judge"] / max(result["server CPU ms per /healthz"], 1e-9)
+    print(
+        f"  server CPU per judge {result['server CPU ms per judge']:.1f} ms = {per_healthz:.0f}x a /healthz request's "
+        f"({result['server CPU ms per /healthz']:.2f} ms); PostgreSQL's {result['database CPU ms per judge']:.1f} ms, "
+        f"the load generator's {result['client CPU ms per judge']:.1f} ms"
+    )
     skip = {"label", "tree", "commit", "command", "R", "judges", "completed", "full", "errors", "error kinds"}
     skip |= {"requests", "wall", "judges/s", "requests/s", "request p95 ms", "healthz/s"}
+    skip |= {"server CPU ms per judge", "server CPU ms per /healthz", "client CPU ms per judge"}
+    skip |= {"database CPU ms per judge"}
     print("  database: " + ", ".join(f"{key} {value}" for key, value in result.items() if key not in skip))
 
 
@@ -378,7 +445,8 @@ def main() -> None:
         print(
             f"new / baseline: judges/s {new['judges/s'] / old['judges/s']:.2f}x, "
             f"requests/s {new['requests/s'] / old['requests/s']:.2f}x, "
-            f"/healthz requests/s {new['healthz/s'] / old['healthz/s']:.2f}x"
+            f"/healthz requests/s {new['healthz/s'] / old['healthz/s']:.2f}x; "
+            f"server CPU per judge {new['server CPU ms per judge'] / old['server CPU ms per judge']:.2f}x"
         )
     failed = failures(results[-1])
     print("guarantees: " + ("ok (0 errors, 0 lost, 0 over target)" if not failed else "FAILED: " + "; ".join(failed)))
