@@ -21,8 +21,10 @@ a judge served by a process that has read the live study already, as a web proce
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import statistics
 import sys
 import tempfile
@@ -284,6 +286,36 @@ def cpu_report(cpu: ServerCpu) -> str:
     )
 
 
+def python_calls(work) -> int:
+    """Python function calls made while `work()` runs (cProfile's count: the same in every run of the same code)."""
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        work()
+    finally:
+        profile.disable()
+    return pstats.Stats(profile).total_calls  # type: ignore[attr-defined]  # (not in typeshed)
+
+
+def calls_report(study, *, judges: int, first_number: int) -> str:
+    """A judge's Python function calls per a /healthz request's: a proxy of CPU that other load cannot move.
+
+    Not a time: C code (the database driver, the template engine's string joins) counts for nothing here,
+    so use it to compare two trees on a busy machine, and the CPU ratio above for the figure itself.
+    """
+    from django.test import Client
+
+    client = Client()
+    client.get("/healthz")
+    judge = python_calls(lambda: [walk_one_judge(study, first_number + n, measure=cpu_timing) for n in range(judges)])
+    healthz = python_calls(lambda: [client.get("/healthz") for _ in range(100)])
+    per_judge, per_healthz = judge / judges, healthz / 100
+    return (
+        f"Python function calls per finished judge {per_judge:,.0f}, per /healthz {per_healthz:,.0f}: "
+        f"{per_judge / per_healthz:.0f}x ({judges} judges; deterministic, a proxy for comparing trees under load)"
+    )
+
+
 def statements_per_step(walk: Walk) -> dict[str, int]:
     """The most statements any request of each step took (total, BEGIN/COMMIT included), and per judge."""
     table = {step: max(c.total for c in walk.requests[step]) for step in STEPS}
@@ -319,6 +351,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judges", type=int, default=5, help="judges walked after the first (timings: their median)")
     parser.add_argument("--cpu-judges", type=int, default=20, help="judges walked for the CPU-time ratio (0: none)")
+    parser.add_argument("--call-judges", type=int, default=5, help="judges walked for the Python-calls ratio (0: none)")
     parser.add_argument("--record", action="store_true", help=f"write the first judge's counts to {BUDGET_FILE}")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
@@ -349,6 +382,9 @@ def main(argv=None) -> int:
         print(f"the first judge of a fresh process (reads the live study once): {fresh.per_judge().total} statements")
         if args.cpu_judges:
             print(cpu_report(server_cpu(study, judges=args.cpu_judges, first_number=args.judges + 1)))
+        if args.call_judges:
+            first = args.judges + args.cpu_judges + 1
+            print(calls_report(study, judges=args.call_judges, first_number=first))
         if args.record:
             BUDGET_FILE.write_text(json.dumps(statements_per_step(walks[-1]), indent=2) + "\n", encoding="utf-8")
             print(f"budget written to {BUDGET_FILE.relative_to(ROOT)}")
