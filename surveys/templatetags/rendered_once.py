@@ -6,10 +6,10 @@
 Going live freezes what judges see (services/freezing.py), so a fragment that depends only on the live
 study's frozen content, the active language and the tag's own arguments comes out the same for every
 judge. Its HTML, escaped already by the template that rendered it, is kept in this process, keyed by the
-study and the moment it went live, the study's and the active language, the template, the fragment's
-name and its arguments. A draft's fragments (its content may still change) and a fragment whose `unless` is true (a
-form sent back with the judge's choices and errors) are rendered every time. Per process and bounded,
-not Redis: a round trip would cost more than the rendering it saves.
+study and the moment it went live, the study's and the active language, the template, the fragment's name
+and its arguments. A draft's fragments (its content may still change) and a fragment whose `unless` is
+true (a form sent back with the judge's choices and errors) are rendered every time. Per process and
+bounded, not Redis: a round trip would cost more than the rendering it saves.
 """
 
 import threading
