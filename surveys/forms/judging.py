@@ -1,7 +1,7 @@
 """The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
 
 import unicodedata
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from django import forms
@@ -58,31 +58,32 @@ class RenderedOnceSelect(forms.Select):
         return html
 
 
-class CountryField(forms.ChoiceField):
-    """The countries in the alphabetical order of the language shown ("Deutschland" under D in German).
+class SharedChoiceField(forms.ChoiceField):
+    """A select of `values`, labelled in the language shown: the list is worked out once per language, and shared.
 
-    Sorting the 200 translated labels, and Django copying them for every form built, took most of the
-    demographics form's time: the order is worked out once per language, and forms share the list,
-    which nothing changes in place (a new order is a new list).
+    Django copies and checks (`normalize_choices`) a field's list of choices for every form built, again for
+    its widget, and walks it to validate a choice: for the 200 countries that took most of the demographics
+    form's time. Choices given as a callable are neither copied nor checked; the lists it returns are cached
+    and never changed in place, and a choice is checked against the values (the same in every language).
     """
 
-    def __deepcopy__(self, memo):
-        # Field's copy, not ChoiceField's, which would copy every choice (django-stubs omit the method).
-        return forms.Field.__deepcopy__(self, memo)  # type: ignore[attr-defined]
+    def __init__(self, *, values: list[str], sort: bool = False, **kwargs):
+        in_language = cache(partial(_in_language, _choices(values), sort))
+        super().__init__(choices=lambda: in_language(translation.get_language()), **kwargs)
+        self.values = frozenset(values)
 
-    def show_in(self, language: str | None) -> None:
-        # Set past the `choices` setter: the cached list is normalised already, and shared.
-        self._choices = self.widget.choices = _countries_in(language)
-
-
-COUNTRY_CHOICES = _choices([*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY])
+    def valid_value(self, value) -> bool:
+        return str(value) in self.values
 
 
-@cache
-def _countries_in(language: str | None) -> list[tuple[str, str]]:
+def _in_language(choices: list, sort: bool, language: str | None) -> list[tuple[str, str]]:
+    """`choices` with their labels in `language`; sorted in its alphabetical order when `sort` ("Deutschland"
+    under D in German), "— choose —" still first and the last two ("Other", "Prefer not to say") still last."""
     with translation.override(language):
-        head, *countries, other, prefer = [(value, str(label)) for value, label in COUNTRY_CHOICES]
-    return [head, *sorted(countries, key=lambda choice: _sort_key(choice[1])), other, prefer]
+        shown = [(value, str(label)) for value, label in choices]
+    if sort:
+        shown = [shown[0], *sorted(shown[1:-2], key=lambda choice: _sort_key(choice[1])), *shown[-2:]]
+    return shown
 
 
 def _please_choose(required: "StrOrPromise", invalid: "StrOrPromise") -> dict[str, "StrOrPromise"]:
@@ -113,22 +114,22 @@ class ConsentForm(forms.Form):
 
 
 class DemographicsForm(forms.Form):
-    gender = forms.ChoiceField(
+    gender = SharedChoiceField(
         label=_("Gender"),
-        choices=_choices(constants.GENDERS),
+        values=constants.GENDERS,
         error_messages=_please_choose(_("Please choose your gender."), _("Please choose your gender from the list.")),
     )
     gender_specify = forms.CharField(label=_("If you prefer to specify your gender"), max_length=100, required=False)
-    age = forms.ChoiceField(
+    age = SharedChoiceField(
         label=_("Age"),
-        choices=_choices(constants.AGE_GROUPS),
+        values=constants.AGE_GROUPS,
         error_messages=_please_choose(
             _("Please choose your age group."), _("Please choose your age group from the list.")
         ),
     )
-    religion = forms.ChoiceField(
+    religion = SharedChoiceField(
         label=_("Religion"),
-        choices=_choices(constants.RELIGIONS),
+        values=constants.RELIGIONS,
         error_messages=_please_choose(
             _("Please choose your religion."), _("Please choose your religion from the list.")
         ),
@@ -136,28 +137,23 @@ class DemographicsForm(forms.Form):
     religion_specify = forms.CharField(
         label=_("If other, please specify your religion"), max_length=100, required=False
     )
-    education = forms.ChoiceField(
+    education = SharedChoiceField(
         label=_("Highest level of education completed"),
-        choices=_choices(constants.EDUCATION_LEVELS),
+        values=constants.EDUCATION_LEVELS,
         error_messages=_please_choose(
             _("Please choose your highest level of education."),
             _("Please choose your highest level of education from the list."),
         ),
     )
-    country = CountryField(
+    country = SharedChoiceField(
         label=_("Country of residence"),
-        choices=COUNTRY_CHOICES,
+        values=[*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY],
+        sort=True,
         widget=RenderedOnceSelect,
         error_messages=_please_choose(
             _("Please choose your country of residence."), _("Please choose your country of residence from the list.")
         ),
     )
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        country = self.fields["country"]
-        assert isinstance(country, CountryField)
-        country.show_in(translation.get_language())
 
     def clean(self):
         data = super().clean()
