@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
@@ -178,7 +178,13 @@ def record_demographics(*, participant: Participant, demographics: dict, now: da
 
 def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
     """Seconds on a page count from when it was first shown, however often it is reloaded."""
-    Assignment.objects.filter(pk=assignment.pk, shown_at__isnull=True).update(shown_at=now or timezone.now())
+    # Written out: on every judging page, the ORM's compile of this UPDATE cost more than the update.
+    quote, shown = connection.ops.quote_name, connection.ops.adapt_datetimefield_value(now or timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(Assignment._meta.db_table)} SET shown_at = %s WHERE id = %s AND shown_at IS NULL",
+            [shown, assignment.pk],
+        )
 
 
 def page_content(assignment: Assignment) -> dict:

@@ -121,6 +121,22 @@ def test_every_judgment_records_the_side_shown_and_the_seconds_on_the_page():
 
 
 @pytest.mark.django_db
+def test_a_pages_seconds_count_from_when_it_was_first_shown_not_from_a_reload():
+    study = live_study()
+    judge = csrf_client()
+    through_demographics(judge, study)
+    first_shown = timezone.now() - timedelta(minutes=3)
+    with time_machine.travel(first_shown, tick=False):
+        judge.get(f"/s/{study.slug}/pair/1/")
+    judge.get(f"/s/{study.slug}/pair/1/")  # reloaded three minutes later: still counted from the first showing
+    page = Assignment.objects.get(position=1)
+    assert page.shown_at == first_shown
+    post(judge, f"/s/{study.slug}/pair/1/", picks(study))
+    page.refresh_from_db()
+    assert page.seconds == pytest.approx(180, abs=5)
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     "params",
     [
