@@ -152,7 +152,15 @@ def record_consent(*, participant: Participant, consent: bool, anonymised: bool)
 
 def record_demographics(*, participant: Participant, demographics: dict, now: datetime | None = None) -> Participant:
     """Store the answers and allocate the judging pages in one transaction; a full study screens the participant out."""
+    return demographics_recorded(participant=participant, demographics=demographics, now=now)[0]
+
+
+def demographics_recorded(
+    *, participant: Participant, demographics: dict, now: datetime | None = None
+) -> tuple[Participant, Step]:
+    """`record_demographics`, and where the participant is now: the pages just allocated are not read again."""
     now = now or timezone.now()
+    allocated: list[Assignment] = []
 
     def store(locked: Participant, event: Event) -> participation.Transition:
         locked.demographics = demographics
@@ -162,18 +170,19 @@ def record_demographics(*, participant: Participant, demographics: dict, now: da
         if not participation.allows(locked.status, Event.PAGES_ALLOCATED):
             return locked  # answered already (a double submit)
         # Pages and status change together, so a participant who may still get pages holds none.
-        if reserve_pages(participant=locked, now=now) is None:
+        pages = reserve_pages(participant=locked, now=now)
+        if pages is None:
             return None
+        allocated[:] = pages
         return store(locked, Event.PAGES_ALLOCATED).participant
 
     stored = allocation.with_pages(participant=participant, attempt=with_pages, now=now)
-    if stored is not None:
-        return stored
-    with transaction.atomic():  # the study is full
-        locked = _locked(participant)
-        if not participation.allows(locked.status, Event.STUDY_FULL):
-            return locked
-        return store(locked, Event.STUDY_FULL).participant
+    if stored is None:
+        with transaction.atomic():  # the study is full
+            stored = _locked(participant)
+            if participation.allows(stored.status, Event.STUDY_FULL):
+                stored = store(stored, Event.STUDY_FULL).participant
+    return stored, current_step(stored, allocated or None)
 
 
 def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:

@@ -27,12 +27,12 @@ from ..services.judging import (
     attention_options,
     completion_code,
     current_step,
+    demographics_recorded,
     enter_study,
     finish_participant,
     mark_shown,
     page_content,
     record_consent,
-    record_demographics,
     record_page,
     start_preview,
 )
@@ -177,8 +177,8 @@ def about_you(request, slug: str):
         return elsewhere
     form = DemographicsForm(request.POST or None)
     if form.is_valid():
-        participant = record_demographics(participant=participant, demographics=form.cleaned_data)
-        return _to_step(participant)
+        participant, step = demographics_recorded(participant=participant, demographics=form.cleaned_data)
+        return _to_step(participant, step)
     return render(request, "surveys/judging/demographics.html", {"participant": participant, "form": form})
 
 
