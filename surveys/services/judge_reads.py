@@ -1,7 +1,7 @@
 """The reads every judging page starts with, as statements composed once per process.
 
 A judging page reads the participant with their study (consent, demographics) or their pages with
-participant, study and vignette (the pairs, the attention check): one statement either way. Built
+participant and study (the pairs, the attention check): one statement either way. Built
 through the ORM, that statement cost more CPU to compile (84 columns matched, quoted and aliased) and
 to turn into objects (the participant and study built again for each of the k rows) than the rest
 of the request's reads together. The pages that write lock the participant's row the same way. Here the SQL is written once per database connection alias from the
@@ -20,7 +20,7 @@ from typing import Any, cast
 from django.db import connections
 from django.db.models import Model
 
-from ..models import Assignment, Participant, Study, Vignette
+from ..models import Assignment, Participant, Study
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -71,12 +71,11 @@ def _tables(connection, models: dict[str, type[Model]]) -> tuple[list[str], dict
 def _pages_statement(db: str) -> _Statement:
     connection = connections[db]
     quote = connection.ops.quote_name
-    columns, tables = _tables(connection, {"a": Assignment, "p": Participant, "s": Study, "v": Vignette})
+    columns, tables = _tables(connection, {"a": Assignment, "p": Participant, "s": Study})
     sql = (
         f"SELECT {', '.join(columns)} FROM {quote(Assignment._meta.db_table)} a "
         f"JOIN {quote(Participant._meta.db_table)} p ON p.{quote('id')} = a.{quote('participant_id')} "
         f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} "
-        f"JOIN {quote(Vignette._meta.db_table)} v ON v.{quote('id')} = a.{quote('vignette_id')} "
         f"WHERE a.{quote('participant_id')} = %s AND s.{quote('slug')} = %s"
     )
     return _Statement(sql, tables)
@@ -108,7 +107,7 @@ def _rows(statement: _Statement, db: str, params: list) -> list[tuple]:
 
 
 def pages_with_participant(participant_id: int, slug: str) -> list[Assignment]:
-    """The participant's pages in position order, each with its vignette and the one participant and study."""
+    """The participant's pages in position order, with the one participant and study (vignettes: live_content)."""
     db = Assignment.objects.db
     statement, connection = _pages_statement(db), connections[db]
     pages: list[Assignment] = []
@@ -119,7 +118,6 @@ def pages_with_participant(participant_id: int, slug: str) -> list[Assignment]:
             Participant.study.field.set_cached_value(participant, statement.tables["s"].build(row, db, connection))
         page = cast(Assignment, statement.tables["a"].build(row, db, connection))
         Assignment.participant.field.set_cached_value(page, participant)
-        Assignment.vignette.field.set_cached_value(page, statement.tables["v"].build(row, db, connection))
         pages.append(page)
     return sorted(pages, key=attrgetter("position"))
 

@@ -26,7 +26,7 @@ from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
 from .judge_reads import locked_participant
-from .live_content import answers_of
+from .live_content import answers_of, content_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
@@ -198,10 +198,11 @@ def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
 
 def page_content(assignment: Assignment) -> dict:
     """What a judging page shows: the vignette, then Answer A (first) and Answer B (second)."""
-    # A live study's answers are read once per process (every answer has at least one feature).
-    by_id = answers_of(assignment.participant.study, [assignment.first_answer_id, assignment.second_answer_id])
+    # A live study's vignettes and answers are read once per process (every answer has at least one feature).
+    study = assignment.participant.study
+    by_id = answers_of(study, [assignment.first_answer_id, assignment.second_answer_id])
     return {
-        "vignette": assignment.vignette,
+        "vignette": content_of(study).vignettes[assignment.vignette_id],
         "answers": [("A", by_id[assignment.first_answer_id]), ("B", by_id[assignment.second_answer_id])],
     }
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from ..models import Answer, Feature, Question, Study
+from ..models import Answer, Feature, Question, Study, Vignette
 
 LANGUAGE_SECONDS = 300  # how long a slug's language is trusted (see the module's note)
 MAX_STUDIES = 64  # live studies kept per process; more evict the oldest
@@ -27,6 +27,7 @@ _contents: dict[tuple, "LiveContent"] = {}
 class LiveContent:
     questions: list[Question]
     vignette_ranks: dict[int, int]  # 1 for the study's first vignette (by position), 2 for the second, …
+    vignettes: dict[int, Vignette]  # by id: what a judging page shows of its vignette
     answers: dict[int, Answer] = field(default_factory=dict)  # filled as pages are shown, with shown_features
 
 
@@ -70,10 +71,11 @@ def content_of(study: Study) -> LiveContent:
 
 
 def _read(study: Study) -> LiveContent:
-    ids = study.vignettes.order_by("position", "id").values_list("id", flat=True)
+    vignettes = list(study.vignettes.order_by("position", "id"))
     return LiveContent(
         questions=list(study.questions.order_by("position", "id")),
-        vignette_ranks={vignette_id: rank for rank, vignette_id in enumerate(ids, start=1)},
+        vignette_ranks={vignette.pk: rank for rank, vignette in enumerate(vignettes, start=1)},
+        vignettes={vignette.pk: vignette for vignette in vignettes},
     )
 
 
