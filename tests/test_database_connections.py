@@ -7,6 +7,7 @@ import pytest
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import connection
 
+from surveys.models import Study
 from surveys.services.lifecycle import go_live
 
 from .conftest import make_study
@@ -73,3 +74,15 @@ def test_a_terminated_kept_connection_is_replaced_before_the_next_page_uses_it(s
 def test_without_health_checks_the_same_page_would_be_a_server_error():
     # The setting is what makes the difference: the same sequence with it off loses the judge's page.
     assert page_after_the_connection_is_terminated(enabled=False) == 500
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_statement_a_connection_repeats_is_planned_once_as_a_prepared_statement():
+    study = make_study(slug="prepared")
+    for _ in range(3):  # a judging page's reads, request after request on one kept connection
+        list(Study.objects.filter(slug=study.slug).values_list("pk", flat=True))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any('FROM "surveys_study"' in statement for statement in prepared), prepared

@@ -76,6 +76,14 @@ def test_settings_come_from_the_environment_with_embedded_defaults():
     assert deployed.stdout.split() == ["django.db.backends.postgresql", "False", "['mj.example.org']"]
 
 
+def test_prepared_statements_are_on_for_postgresql_unless_turned_off_for_a_pooler():
+    code = SETUP + "from django.conf import settings as s; print(s.DATABASES['default'].get('OPTIONS', {}))"
+    deployed = {"SECRET_KEY": "k", "DATABASE_URL": "postgres://u:p@db:5432/mj"}
+    assert "'server_side_binding': True" in run_python(code, **deployed).stdout
+    assert "server_side_binding" not in run_python(code, **deployed, DB_PREPARED_STATEMENTS="0").stdout
+    assert "server_side_binding" not in run_python(code, DEBUG="1").stdout  # SQLite has no such thing
+
+
 def compose_binary() -> Path | None:
     try:
         import compose
