@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fitting import fit
-from .resampling import MEMORY_BUDGET, RefitBasis, chunk_size, cluster_tables, refit_weighted
+from .resampling import MEMORY_BUDGET, RefitBasis, chunk_size, cluster_tables
+from .resampling.tables import refit_counts
 from .results import BTResult
 
 
@@ -101,29 +102,51 @@ def split_half(
     counts: np.ndarray | None = None,
     n_splits: int = 100,
     memory_budget: int = MEMORY_BUDGET,
+    halves: np.ndarray | None = None,
 ) -> SplitHalfResult:
     """Mean correlation between abilities fitted on random halves of the participants (splits
     where a half has an infinite ability are skipped), Spearman-Brown corrected when >= 0.
 
-    Split s puts participant c in the first half when
-    rng.permuted(np.tile(np.arange(n_clusters) % 2, (chunk, 1)), axis=1) gives 1, chunk by chunk."""
+    The halves are `split_halves(rng, n_clusters, n_splits)` (participants numbered in sorted order of
+    their ids); `halves` passes ones already drawn so (a refit draws them once for all its questions)."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
     tables = cluster_tables(winners, losers, n_items, clusters, counts=counts)
     basis = RefitBasis(
         fit(winners, losers, n_items, reference=reference, counts=counts), reference, np.ones(n_items, bool)
     )
+    if halves is None:
+        halves = split_halves(rng, tables.n_clusters, n_splits)
+    if halves.shape != (n_splits, (tables.n_clusters + 7) // 8):
+        raise ValueError("The split halves drawn do not match the participants and splits.")
+    # Whole counts: a split's second half is the full counts minus its first (exactly), one product fewer.
+    whole = counts is None or np.array_equal(counts, np.round(counts))
+    full = tables.combine(np.ones((1, tables.n_clusters))) if whole else None
     chunk = max(1, chunk_size(tables, 2 * n_splits, memory_budget) // 2)
     correlations = []
     for start in range(0, n_splits, chunk):
-        size = min(chunk, n_splits - start)
-        halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (size, 1)), axis=1)
-        multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
-        estimates = refit_weighted(tables, multiplicity, basis)[:, :n_items]
+        first = np.unpackbits(halves[start : start + chunk], axis=1, count=tables.n_clusters).astype(float)
+        size = len(first)
+        if full is None:
+            wins, totals = tables.combine(np.concatenate([first, 1.0 - first]))
+        else:
+            wins, totals = tables.combine(first)
+            wins, totals = np.concatenate([wins, full[0] - wins]), np.concatenate([totals, full[1] - totals])
+        estimates = refit_counts(tables.grouped, wins, totals, basis)[:, :n_items]
         correlations += [_correlation(x, y) for x, y in zip(estimates[:size], estimates[size:], strict=True)]
     used = np.array([r for r in correlations if np.isfinite(r)])
     r = float(used.mean()) if used.size else float("nan")
     stepped = r >= 0
     return SplitHalfResult(2 * r / (1 + r) if stepped else r, r, bool(stepped), int(used.size))
+
+
+def split_halves(rng: np.random.Generator, n_clusters: int, n_splits: int) -> np.ndarray:
+    """Which participants each split puts in its first half, as packed bits (n_splits x ceil(n_clusters / 8)):
+    row s of rng.permuted(np.tile(np.arange(n_clusters) % 2, (n_splits, 1)), axis=1), drawn row after row."""
+    pattern = (np.arange(n_clusters) % 2).astype(np.uint8)
+    halves = np.empty((n_splits, (n_clusters + 7) // 8), np.uint8)
+    for split in range(n_splits):
+        halves[split] = np.packbits(rng.permuted(pattern))
+    return halves
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:

@@ -6,6 +6,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 from analysis import bradley_terry as bt
+from analysis.bradley_terry.resampling import refit_weighted
+from analysis.services.participant_draws import SplitDraws
 
 from .rscript import btm_table, run_r
 
@@ -176,3 +178,28 @@ def test_split_half_steps_up_a_positive_correlation_with_spearman_brown():
     assert result.value > 0.9
     assert "Spearman-Brown" in result.in_words()
     assert bt.split_half_reliability(data.winners, data.losers, data.judges, 7, 0, np.random.default_rng(1)) > 0.9
+
+
+def _split_half_as_drawn_before(winners, losers, judges, rng, n_splits):
+    """The split-half correlations as they were first computed: both halves' counts from their own weights."""
+    tables = bt.cluster_tables(winners, losers, 7, judges)
+    basis = bt.RefitBasis(bt.fit(winners, losers, 7, reference=0), 0, np.ones(7, bool))
+    halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (n_splits, 1)), axis=1)
+    estimates = refit_weighted(tables, np.concatenate([halves, 1 - halves]).astype(float), basis)[:, :7]
+    return [float(np.corrcoef(x, y)[0, 1]) for x, y in zip(estimates[:n_splits], estimates[n_splits:], strict=True)]
+
+
+def test_split_halves_drawn_once_for_every_question_give_each_the_value_it_draws_alone():
+    data = paper_design(np.random.default_rng(14), abilities=np.linspace(0, 0.6, 7), repetitions=3)
+    before = np.mean(_split_half_as_drawn_before(data.winners, data.losers, data.judges, np.random.default_rng(7), 20))
+    alone = bt.split_half(data.winners, data.losers, data.judges, 7, 0, np.random.default_rng(7), n_splits=20)
+    assert alone.mean_correlation == before
+    draws, n_judges = SplitDraws(), len(np.unique(data.judges))
+    for _ in range(3):  # three questions over the same judges, each with a generator seeded alike
+        rng = np.random.default_rng(7)
+        halves = draws.halves(rng, n_clusters=n_judges, n_splits=20)
+        shared = bt.split_half(data.winners, data.losers, data.judges, 7, 0, rng, n_splits=20, halves=halves)
+        assert shared == alone
+        drawn_alone = np.random.default_rng(7)
+        bt.split_halves(drawn_alone, n_judges, 20)
+        assert rng.random() == drawn_alone.random()  # the generator is left where drawing leaves it
