@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ from moraljudge.replica import reads_from_replica
 from surveys.models import Answer, Assignment, Judgment, Study
 
 from ..bradley_terry.labels import codes, distinct
+from .block_reads import read_blocks
 
 # Rows per chunk: a chunk's arrays (and, on SQLite, its tuples) stay a few MB.
 CHUNK_ROWS = 100_000
@@ -222,7 +224,8 @@ def _blocked_chunks(*, study: Study, alias: str) -> Iterator[np.ndarray]:
     Joining judgments to their pages and participants and grouping ten million rows by block made
     PostgreSQL sort the whole join on disk (issue 24). Instead the study's pages that count are read
     once (a fifth as many rows: id, participant, vignette), and each block is a range scan of the
-    judgment table's primary key; the join is a numpy lookup. Both reads see one snapshot."""
+    judgment table's primary key; the join is a numpy lookup. Both reads see one snapshot, and the blocks
+    are read on two connections sharing it (block_reads.py)."""
     connection = connections[alias]
     snapshot = not connection.in_atomic_block  # inside a caller's transaction, its snapshot rules
     with transaction.atomic(using=alias):  # a server-side cursor lives in a transaction
@@ -238,14 +241,15 @@ def _blocked_chunks(*, study: Study, alias: str) -> Iterator[np.ndarray]:
         names = [f"c{n}" for n in range(len(JUDGMENT_COLUMNS))]
         arrays = ", ".join(f"array_send(array_agg({name}::bigint))" for name in names)
         blocked = (
-            f"SELECT arrays.* FROM generate_series(%s::bigint, %s::bigint) AS block(n) CROSS JOIN LATERAL "
+            f"SELECT block.n, arrays.* FROM unnest(%s::bigint[]) AS block(n) CROSS JOIN LATERAL "
             f"(SELECT {arrays} FROM ({sql}) AS judgment({', '.join(names)}) "
             f"WHERE c0 >= block.n * {BLOCK_IDS} AND c0 < (block.n + 1) * {BLOCK_IDS}) AS arrays"
         )
-        with connection.connection.cursor(name="judgment_columns", binary=True) as cursor:
-            cursor.itersize = 4
-            cursor.execute(blocked, [bounds["low"] // BLOCK_IDS, bounds["high"] // BLOCK_IDS, *params])
-            for sent in cursor:
+        blocks = range(bounds["low"] // BLOCK_IDS, bounds["high"] // BLOCK_IDS + 1)
+        with closing(read_blocks(connection, blocked, blocks, params, own_transaction=snapshot)) as sent_blocks:
+            for block, (n, *sent) in zip(blocks, sent_blocks, strict=True):
+                if n != block:
+                    raise RuntimeError("PostgreSQL returned the blocks of judgments out of order.")
                 if sent[0] is not None:  # NULL: no judgment of the study in this block
                     yield pages.joined(np.column_stack([_bigints(column) for column in sent]))
 
