@@ -7,7 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fitting import fit
-from .resampling import MEMORY_BUDGET, RefitBasis, chunk_size, cluster_tables
+from .grouping import Grouped
+from .labels import codes
+from .resampling import MEMORY_BUDGET, ClusterTables, RefitBasis, cluster_tables, dense_table
+from .resampling.participants import replicates_per_chunk
+from .resampling.shared import weighted_row_counts
 from .resampling.tables import refit_counts
 from .results import BTResult
 
@@ -110,33 +114,64 @@ def split_half(
     The halves are `split_halves(rng, n_clusters, n_splits)` (participants numbered in sorted order of
     their ids); `halves` passes ones already drawn so (a refit draws them once for all its questions)."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
-    tables = cluster_tables(winners, losers, n_items, clusters, counts=counts)
     basis = RefitBasis(
         fit(winners, losers, n_items, reference=reference, counts=counts), reference, np.ones(n_items, bool)
     )
+    cluster = codes(clusters)
+    n_clusters = int(cluster.max()) + 1 if len(cluster) else 0
     if halves is None:
-        halves = split_halves(rng, tables.n_clusters, n_splits)
-    if halves.shape != (n_splits, (tables.n_clusters + 7) // 8):
+        halves = split_halves(rng, n_clusters, n_splits)
+    if halves.shape != (n_splits, (n_clusters + 7) // 8):
         raise ValueError("The split halves drawn do not match the participants and splits.")
-    # Whole counts: a split's second half is the full counts minus its first (exactly), one product fewer.
-    whole = counts is None or np.array_equal(counts, np.round(counts))
-    full = tables.combine(np.ones((1, tables.n_clusters))) if whole else None
-    chunk = max(1, chunk_size(tables, 2 * n_splits, memory_budget) // 2)
+    half_counts = _HalfCounts.of(winners, losers, n_items, cluster, n_clusters, counts=counts, halves=halves)
+    rows = len(half_counts.grouped.a)
+    chunk = max(1, replicates_per_chunk(n_clusters, rows, 2 * n_splits, memory_budget) // 2)
     correlations = []
     for start in range(0, n_splits, chunk):
-        first = np.unpackbits(halves[start : start + chunk], axis=1, count=tables.n_clusters).astype(float)
-        size = len(first)
-        if full is None:
-            wins, totals = tables.combine(np.concatenate([first, 1.0 - first]))
-        else:
-            wins, totals = tables.combine(first)
-            wins, totals = np.concatenate([wins, full[0] - wins]), np.concatenate([totals, full[1] - totals])
-        estimates = refit_counts(tables.grouped, wins, totals, basis)[:, :n_items]
+        size = min(chunk, n_splits - start)
+        wins, totals = half_counts.both(start, size)
+        estimates = refit_counts(half_counts.grouped, wins, totals, basis)[:, :n_items]
         correlations += [_correlation(x, y) for x, y in zip(estimates[:size], estimates[size:], strict=True)]
     used = np.array([r for r in correlations if np.isfinite(r)])
     r = float(used.mean()) if used.size else float("nan")
     stepped = r >= 0
     return SplitHalfResult(2 * r / (1 + r) if stepped else r, r, bool(stepped), int(used.size))
+
+
+@dataclass(frozen=True)
+class _HalfCounts:
+    """Each split's halves as the wins and totals of the binomial rows. With whole counts the first halves'
+    are exact sums of a dense count table (float32 BLAS, see `weighted_row_counts`) and a second half's are
+    the full counts minus its first's; with fractional ones both come from the per-participant tables."""
+
+    grouped: Grouped
+    halves: np.ndarray  # packed, see `split_halves`
+    n_clusters: int
+    firsts: np.ndarray | None  # whole counts: (splits, win rows then total rows) of the first halves
+    tables: ClusterTables | None  # fractional counts
+
+    @classmethod
+    def of(cls, winners, losers, n_items, cluster, n_clusters, *, counts, halves) -> _HalfCounts:
+        if counts is not None and not np.array_equal(counts, np.round(counts)):
+            tables = cluster_tables(winners, losers, n_items, cluster, counts=counts, n_clusters=n_clusters)
+            return cls(tables.grouped, halves, n_clusters, None, tables)
+        table = dense_table(winners, losers, n_items, cluster, n_clusters=n_clusters, counts=counts)
+        unpacked = (
+            np.unpackbits(halves[start : start + 16], axis=1, count=n_clusters) for start in range(0, len(halves), 16)
+        )
+        firsts = np.concatenate([sums.T for sums in weighted_row_counts(table, unpacked)])
+        return cls(table.grouped, halves, n_clusters, firsts, None)
+
+    def both(self, start: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Wins and totals (rows x binomial rows) of splits start .. start + size - 1: first halves, then second."""
+        if self.tables is not None:
+            first = np.unpackbits(self.halves[start : start + size], axis=1, count=self.n_clusters).astype(float)
+            return self.tables.combine(np.concatenate([first, 1.0 - first]))
+        assert self.firsts is not None  # whole counts
+        rows = len(self.grouped.a)
+        first = self.firsts[start : start + size]
+        both = np.concatenate([first, np.concatenate([self.grouped.wins, self.grouped.totals]) - first])
+        return np.ascontiguousarray(both[:, :rows]), np.ascontiguousarray(both[:, rows:])
 
 
 def split_halves(rng: np.random.Generator, n_clusters: int, n_splits: int) -> np.ndarray:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import bradley_terry as bt
-from ..bradley_terry.labels import count_distinct, distinct
+from ..bradley_terry.labels import count_distinct, distinct, positions
 from .judged import guarded
 from .reading import QuestionData
 
@@ -82,7 +82,7 @@ def _participant_table(
         losers,
         n_items,
         reference=reference,
-        clusters=np.searchsorted(participant_ids, np.asarray(question.clusters)),
+        clusters=positions(participant_ids, np.asarray(question.clusters)),  # all among them: no -1
         n_clusters=len(participant_ids),
         first=first if order_effect else None,
     )

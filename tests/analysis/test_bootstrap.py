@@ -203,3 +203,21 @@ def test_split_halves_drawn_once_for_every_question_give_each_the_value_it_draws
         drawn_alone = np.random.default_rng(7)
         bt.split_halves(drawn_alone, n_judges, 20)
         assert rng.random() == drawn_alone.random()  # the generator is left where drawing leaves it
+
+
+def test_split_halves_of_fractional_counts_agree_with_the_whole_ones_they_scale():
+    data = paper_design(np.random.default_rng(15), abilities=np.linspace(0, 0.6, 7), repetitions=3)
+    common = dict(n_splits=12)
+    whole = bt.split_half(data.winners, data.losers, data.judges, 7, 0, np.random.default_rng(8), **common)
+    halved = bt.split_half(
+        data.winners,
+        data.losers,
+        data.judges,
+        7,
+        0,
+        np.random.default_rng(8),
+        counts=np.full(len(data.winners), 0.5),
+        **common,
+    )
+    assert halved.mean_correlation == pytest.approx(whole.mean_correlation, abs=1e-9)
+    assert halved.n_splits == whole.n_splits
