@@ -100,13 +100,16 @@ def cluster_robust(
     t_reference: bool = True,
     level: float = 0.95,
     fitted: BTResult | None = None,
+    memo: dict | None = None,
 ) -> RobustResult:
     """Two-way (judge x answer) cluster-robust Wald tests of the maximum-likelihood abilities.
 
     `judges` and `vignettes` label each comparison (a judge's id and the vignette it was on);
     the answer of item k on vignette v is (k, v). Pass `fitted`, the `fit()` of the same data,
     to skip refitting. `vignettes=None` clusters on judges alone (`vcovCL(fit, cluster = ~ judge)`,
-    t with judges - 1 df): an interval for these very answers, over other judges.
+    t with judges - 1 df): an interval for these very answers, over other judges. `memo`, a dict shared by
+    calls on the same data and `fitted` (the judge-only then the two-way sandwich), keeps the scores and
+    the judge term of the meat for the next call.
     """
     if answers not in ANSWER_CLUSTERINGS:
         raise ValueError(f"answers must be one of {', '.join(ANSWER_CLUSTERINGS)}, not {answers!r}.")
@@ -125,15 +128,21 @@ def cluster_robust(
             covariates=covariates,
             item_names=item_names,
         )
-    scores = score_contributions(fitted, winners, losers, counts=counts, first=first, covariates=covariates)
+    memo = {} if memo is None else memo
+    if memo.get("fitted") is not fitted:
+        memo.clear()
+        memo["fitted"] = fitted
+        memo["scores"] = score_contributions(fitted, winners, losers, counts=counts, first=first, covariates=covariates)
+    scores = memo["scores"]
+    terms = memo.setdefault("terms", {})
     a = np.minimum(winners, losers)
     b = np.maximum(winners, losers)
     if vignettes is None:
         clusters = {"judge": _groups(judges)}
-        meat = multiway_meat(scores, [judges])
+        meat = multiway_meat(scores, [judges], terms=terms)
     elif answers == "vignette":
         clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
-        meat = multiway_meat(scores, [judges, vignettes])
+        meat = multiway_meat(scores, [judges, vignettes], terms=terms)
     else:
         clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
         answer_a, answer_b = vignettes * n_items + a, vignettes * n_items + b
@@ -186,16 +195,26 @@ def score_contributions(
     )
 
 
-def multiway_meat(scores: sparse.csr_matrix, clusterings: Sequence[np.ndarray], *, cadjust: bool = True) -> np.ndarray:
+def multiway_meat(
+    scores: sparse.csr_matrix, clusterings: Sequence[np.ndarray], *, cadjust: bool = True, terms: dict | None = None
+) -> np.ndarray:
     """sum_g S_g S_g^T with vcovCL's inclusion-exclusion over every intersection of the
-    clusterings and its G / (G - 1) adjustment per term (not yet divided by n)."""
-    labels = [_labels(labels, scores.shape[0]) for labels in clusterings]
+    clusterings and its G / (G - 1) adjustment per term (not yet divided by n). `terms` keeps each
+    intersection's term for a later call on the same scores whose first clusterings are these."""
+    terms = {} if terms is None else terms
     meat = np.zeros((scores.shape[1], scores.shape[1]))
-    for subset in range(1, 2 ** len(labels)):
-        members = [labels[d] for d in range(len(labels)) if subset >> d & 1]
-        group = _intersection(members)
-        sign = 1.0 if len(members) % 2 else -1.0
-        meat += sign * _adjust(_groups(group), cadjust) * _cross(_sums(scores, group))
+    labels: list[np.ndarray | None] = [None] * len(clusterings)
+    for subset in range(1, 2 ** len(clusterings)):
+        key = (subset, cadjust)
+        if key not in terms:
+            for d in range(len(clusterings)):
+                if subset >> d & 1 and labels[d] is None:
+                    labels[d] = _labels(clusterings[d], scores.shape[0])
+            members = [member for d, member in enumerate(labels) if subset >> d & 1 and member is not None]
+            group = _intersection(members)
+            sign = 1.0 if len(members) % 2 else -1.0
+            terms[key] = sign * _adjust(_groups(group), cadjust) * _cross(_sums(scores, group))
+        meat += terms[key]
     return meat
 
 

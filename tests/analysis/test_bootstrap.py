@@ -221,3 +221,30 @@ def test_split_halves_of_fractional_counts_agree_with_the_whole_ones_they_scale(
     )
     assert halved.mean_correlation == pytest.approx(whole.mean_correlation, abs=1e-9)
     assert halved.n_splits == whole.n_splits
+
+
+@pytest.mark.parametrize("per_judge", [1, 4])
+def test_clusters_collapse_into_patterns_exactly_when_their_count_vectors_are_equal(per_judge):
+    from scipy import sparse
+
+    from analysis.bradley_terry.resampling.patterns import _rows_equal, identical_clusters
+
+    rng = np.random.default_rng(16)
+    judges = 20_000  # COLLAPSE_FROM; one comparison each: 42 vectors, four each: thousands
+    pairs = np.array([(a, b) for a in range(7) for b in range(7) if a != b])
+    winners, losers = pairs[rng.integers(0, len(pairs), judges * per_judge)].T
+    table = bt.cluster_tables(winners, losers, 7, np.repeat(np.arange(judges), per_judge))
+    collapsed = identical_clusters(table)
+    vectors = np.unique(sparse.hstack([table.wins, table.totals]).toarray(), axis=0)
+    if len(vectors) * 4 > judges:
+        assert collapsed is None
+    else:
+        assert collapsed is not None
+        assert collapsed[1].sum() == judges
+        assert len(collapsed[1]) == len(vectors)
+    # The check, against the difference of the rows, with explicit zeros and blocks of a few rows.
+    counts = sparse.random(50, 9, density=0.3, format="csr", random_state=1)
+    counts.data[::4] = 0.0
+    for others in (np.arange(50), np.r_[np.arange(49), 0], np.zeros(50, int)):
+        differs = bool((counts - counts[others]).count_nonzero())
+        assert _rows_equal(counts.copy(), others, rows=7) is not differs
