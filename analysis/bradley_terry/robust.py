@@ -133,25 +133,27 @@ def cluster_robust(
         memo.clear()
         memo["fitted"] = fitted
         memo["scores"] = score_contributions(fitted, winners, losers, counts=counts, first=first, covariates=covariates)
-    scores = memo["scores"]
-    terms = memo.setdefault("terms", {})
-    a = np.minimum(winners, losers)
-    b = np.maximum(winners, losers)
-    if vignettes is None:
-        clusters = {"judge": _groups(judges)}
-        meat = multiway_meat(scores, [judges], terms=terms)
-    elif answers == "vignette":
-        clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
-        meat = multiway_meat(scores, [judges, vignettes], terms=terms)
-    else:
-        clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
-        answer_a, answer_b = vignettes * n_items + a, vignettes * n_items + b
-        meat = shared_answer_meat(scores, answer_a, answer_b, judges=judges)
-        clusters["answer"] = _count(np.r_[answer_a, answer_b])
+    meat, clusters = _meat(memo, winners, losers, n_items, judges=judges, vignettes=vignettes, answers=answers)
     assert fitted.covariance is not None  # every fit sets it
     covariance = sandwich(fitted.covariance, meat, n=len(winners), small_sample=small_sample)
     df = min(clusters["judge"], clusters.get("vignette", clusters["judge"])) - 1 if t_reference else None
     return _robust_result(fitted, covariance, clusters, answers, df, level)
+
+
+def _meat(memo: dict, winners, losers, n_items: int, *, judges, vignettes, answers: str) -> tuple[np.ndarray, dict]:
+    """The meat over judges (and answers) from the scores in `memo`, and how many clusters there are."""
+    scores, terms = memo["scores"], memo.setdefault("terms", {})
+    if vignettes is None:
+        return multiway_meat(scores, [judges], terms=terms), {"judge": _groups(judges)}
+    clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
+    if answers == "vignette":
+        return multiway_meat(scores, [judges, vignettes], terms=terms), clusters
+    answer_a, answer_b = (
+        vignettes * n_items + np.minimum(winners, losers),
+        vignettes * n_items + np.maximum(winners, losers),
+    )
+    clusters["answer"] = _count(np.r_[answer_a, answer_b])
+    return shared_answer_meat(scores, answer_a, answer_b, judges=judges), clusters
 
 
 def score_contributions(
