@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import ExitStack, closing, contextmanager
 
 from psycopg import IsolationLevel, sql
@@ -24,22 +24,61 @@ FETCH_ROWS = 2
 WAITING_ROWS = 2
 
 
-def read_blocks(
-    connection, query: str, blocks: Sequence[int], params: Sequence, *, own_transaction: bool
-) -> Generator[tuple]:
-    """The rows of `query` (its first parameter the array of blocks, one row per block, in their order)
-    for `blocks`, in block order, as this transaction of Django's `connection` sees them: on two
-    connections when the transaction is the reading's own (REPEATABLE READ), else on this one."""
+@contextmanager
+def block_readers(connection, *, own_transaction: bool) -> Iterator[list]:
+    """The raw connections to read on, as this transaction of Django's `connection` sees the database: this
+    one, and a second sharing its snapshot when the transaction is the reading's own (REPEATABLE READ)."""
     with ExitStack() as stack:
         readers = [connection.connection]
-        if own_transaction and READERS > 1 and len(blocks) > 1:
+        if own_transaction and READERS > 1:
             second = _sharing_snapshot(connection)
             if second is not None:
                 readers.append(stack.enter_context(second))
-        if len(readers) == 1:
-            yield from _fetched(readers[0], query, list(blocks), params)
-            return
-        yield from _interleaved(readers, query, list(blocks), params)
+        yield readers
+
+
+def read_blocks(readers: list, query: str, blocks: Sequence[int], params: Sequence) -> Generator[tuple]:
+    """The rows of `query` (its first parameter the array of blocks, one row per block, in their order)
+    for `blocks`, in block order, block k read by reader k % len(readers)."""
+    if len(readers) == 1 or len(blocks) < 2:
+        yield from _fetched(readers[0], query, list(blocks), params)
+        return
+    yield from _interleaved(readers, query, list(blocks), params)
+
+
+def read_each(readers: list, queries: list[tuple[str, Sequence]]) -> list[tuple]:
+    """The one row of each query, query k read by reader k % len(readers), the readers at once."""
+    rows: list = [None] * len(queries)
+
+    def read(k: int) -> None:
+        for n in range(k, len(queries), len(readers)):
+            with readers[k].cursor(name="read_each", binary=True) as cursor:  # Django's own cursors are not binary
+                cursor.execute(*queries[n])
+                rows[n] = cursor.fetchone()
+
+    _on_threads(read, len(readers) if len(queries) > 1 else 1)
+    return rows
+
+
+def _on_threads(read, count: int) -> None:
+    """read(0) .. read(count - 1) at once, each on a thread of its own (read(0) on this one); the first
+    exception is raised once all have ended."""
+    errors: list[BaseException] = []
+
+    def guarded(k: int) -> None:
+        try:
+            read(k)
+        except BaseException as exc:  # raised below, on the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(k,), daemon=True) for k in range(1, count)]
+    for thread in threads:
+        thread.start()
+    guarded(0)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 def _fetched(reader, query: str, blocks: list[int], params: Sequence) -> Generator[tuple]:

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from django.core.exceptions import ValidationError
@@ -24,7 +25,7 @@ from moraljudge.replica import reads_from_replica
 from surveys.models import Answer, Assignment, Judgment, Study
 
 from ..bradley_terry.labels import codes, distinct, positions
-from .block_reads import read_blocks
+from .block_reads import block_readers, read_blocks, read_each
 from .hash_text import decimal_lines
 
 # Rows per chunk: a chunk's arrays (and, on SQLite, its tuples) stay a few MB.
@@ -234,25 +235,31 @@ def _blocked_chunks(*, study: Study, alias: str) -> Iterator[np.ndarray]:
         if snapshot:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        pages = CountedPages.read(study=study, alias=alias)
-        judgments = _study_judgments(study=study).using(alias)
-        bounds = judgments.order_by().aggregate(low=Min("id"), high=Max("id"))
-        if bounds["low"] is None or not len(pages.ids):
-            return
-        sql, params = judgments.query.sql_with_params()
-        names = [f"c{n}" for n in range(len(JUDGMENT_COLUMNS))]
-        blocked = (
-            f"SELECT block.n, sent.* FROM unnest(%s::bigint[]) AS block(n) CROSS JOIN LATERAL "
-            f"(SELECT {_row_bytes(names)} FROM ({sql}) AS judgment({', '.join(names)}) "
-            f"WHERE c0 >= block.n * {BLOCK_IDS} AND c0 < (block.n + 1) * {BLOCK_IDS}) AS sent"
-        )
-        blocks = range(bounds["low"] // BLOCK_IDS, bounds["high"] // BLOCK_IDS + 1)
-        with closing(read_blocks(connection, blocked, blocks, params, own_transaction=snapshot)) as sent_blocks:
-            for block, (n, count, sent) in zip(blocks, sent_blocks, strict=True):
-                if n != block:
-                    raise RuntimeError("PostgreSQL returned the blocks of judgments out of order.")
-                if count:  # 0: no judgment of the study in this block
-                    yield pages.joined(list(_bigint_rows(sent, count, len(names)).T))
+        with block_readers(connection, own_transaction=snapshot) as readers:
+            pages = CountedPages.read(study=study, alias=alias, readers=readers)
+            yield from _judgment_blocks(study=study, alias=alias, pages=pages, readers=readers)
+
+
+def _judgment_blocks(*, study: Study, alias: str, pages: CountedPages, readers: list) -> Iterator[np.ndarray]:
+    """The counted judgments (`pages`) of the study, a block of ids at a time, read by `readers`."""
+    judgments = _study_judgments(study=study).using(alias)
+    bounds = judgments.order_by().aggregate(low=Min("id"), high=Max("id"))
+    if bounds["low"] is None or not len(pages.ids):
+        return
+    sql, params = judgments.query.sql_with_params()
+    names = [f"c{n}" for n in range(len(JUDGMENT_COLUMNS))]
+    blocked = (
+        f"SELECT block.n, sent.* FROM unnest(%s::bigint[]) AS block(n) CROSS JOIN LATERAL "
+        f"(SELECT {_row_bytes(names)} FROM ({sql}) AS judgment({', '.join(names)}) "
+        f"WHERE c0 >= block.n * {BLOCK_IDS} AND c0 < (block.n + 1) * {BLOCK_IDS}) AS sent"
+    )
+    blocks = range(bounds["low"] // BLOCK_IDS, bounds["high"] // BLOCK_IDS + 1)
+    with closing(read_blocks(readers, blocked, blocks, params)) as sent_blocks:
+        for block, (n, count, sent) in zip(blocks, sent_blocks, strict=True):
+            if n != block:
+                raise RuntimeError("PostgreSQL returned the blocks of judgments out of order.")
+            if count:  # 0: no judgment of the study in this block
+                yield pages.joined(list(_bigint_rows(sent, count, len(names)).T))
 
 
 # The columns read per judgment of the study on PostgreSQL (its page, not yet known to count).
@@ -279,16 +286,19 @@ class CountedPages:
     row_of_id: np.ndarray | None  # when the ids are dense: the row of id (low + i), or -1
 
     @classmethod
-    def read(cls, *, study: Study, alias: str) -> CountedPages:
+    def read(cls, *, study: Study, alias: str, readers: list) -> CountedPages:
+        """The pages, a range of page ids per reader, the readers at once."""
         pages = Assignment.objects.using(alias).valid().filter(participant__study=study).order_by()
         sql, params = pages.values_list("id", "participant_id", "vignette_id").query.sql_with_params()
-        connections[alias].ensure_connection()
-        with connections[alias].connection.cursor(name="counted_pages", binary=True) as cursor:
-            cursor.execute(f"SELECT {_row_bytes(['c0', 'c1', 'c2'])} FROM ({sql}) AS page(c0, c1, c2)", params)
-            count, sent = cursor.fetchone()
-        if not count:
+        bounds = Assignment.objects.using(alias).aggregate(low=Min("id"), high=Max("id"))  # the index's two ends
+        if bounds["low"] is None:
             return cls.of(*(np.zeros(0, np.int64) for _ in range(3)))
-        return cls.of(*(column.astype(np.int64) for column in _bigint_rows(sent, count, 3).T))
+        ends = np.linspace(bounds["low"], bounds["high"] + 1, len(readers) + 1).astype(np.int64)
+        query = f"SELECT {_row_bytes(['c0', 'c1', 'c2'])} FROM ({sql}) AS page(c0, c1, c2) WHERE c0 >= %s AND c0 < %s"
+        parts = read_each(readers, [(query, [*params, int(low), int(high)]) for low, high in pairwise(ends)])
+        rows = [_bigint_rows(sent, count, 3) for count, sent in parts if count]
+        columns = np.concatenate(rows).T if rows else np.zeros((3, 0), np.int64)
+        return cls.of(*(column.astype(np.int64) for column in columns))
 
     @classmethod
     def of(cls, ids: np.ndarray, participants: np.ndarray, vignettes: np.ndarray) -> CountedPages:
