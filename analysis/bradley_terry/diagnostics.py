@@ -9,9 +9,8 @@ import numpy as np
 from .fitting import fit
 from .grouping import Grouped
 from .labels import codes
-from .resampling import MEMORY_BUDGET, ClusterTables, RefitBasis, cluster_tables, dense_table
+from .resampling import MEMORY_BUDGET, ClusterTables, RefitBasis, cluster_tables
 from .resampling.participants import replicates_per_chunk
-from .resampling.shared import weighted_row_counts
 from .resampling.tables import refit_counts
 from .results import BTResult
 
@@ -140,38 +139,43 @@ def split_half(
 
 @dataclass(frozen=True)
 class _HalfCounts:
-    """Each split's halves as the wins and totals of the binomial rows. With whole counts the first halves'
-    are exact sums of a dense count table (float32 BLAS, see `weighted_row_counts`) and a second half's are
-    the full counts minus its first's; with fractional ones both come from the per-participant tables."""
+    """Each split's halves as the wins and totals of the binomial rows, from the per-participant tables. With
+    whole counts the first halves' are summed for many splits at once (one pass over the tables for eight
+    splits, single-threaded: no BLAS threads to wait for on a busy machine) and a second half's are the
+    full counts minus its first's, exactly; with fractional ones both are summed split by split."""
 
-    grouped: Grouped
+    tables: ClusterTables
     halves: np.ndarray  # packed, see `split_halves`
-    n_clusters: int
     firsts: np.ndarray | None  # whole counts: (splits, win rows then total rows) of the first halves
-    tables: ClusterTables | None  # fractional counts
 
     @classmethod
     def of(cls, winners, losers, n_items, cluster, n_clusters, *, counts, halves) -> _HalfCounts:
+        tables = cluster_tables(winners, losers, n_items, cluster, counts=counts, n_clusters=n_clusters)
         if counts is not None and not np.array_equal(counts, np.round(counts)):
-            tables = cluster_tables(winners, losers, n_items, cluster, counts=counts, n_clusters=n_clusters)
-            return cls(tables.grouped, halves, n_clusters, None, tables)
-        table = dense_table(winners, losers, n_items, cluster, n_clusters=n_clusters, counts=counts)
-        unpacked = (
-            np.unpackbits(halves[start : start + 16], axis=1, count=n_clusters) for start in range(0, len(halves), 16)
-        )
-        firsts = np.concatenate([sums.T for sums in weighted_row_counts(table, unpacked)])
-        return cls(table.grouped, halves, n_clusters, firsts, None)
+            return cls(tables, halves, None)
+        firsts = [
+            np.concatenate(tables.combine(_unpacked(halves[start : start + 8], n_clusters)), axis=1)
+            for start in range(0, len(halves), 8)
+        ]
+        return cls(tables, halves, np.concatenate(firsts))
+
+    @property
+    def grouped(self) -> Grouped:
+        return self.tables.grouped
 
     def both(self, start: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         """Wins and totals (rows x binomial rows) of splits start .. start + size - 1: first halves, then second."""
-        if self.tables is not None:
-            first = np.unpackbits(self.halves[start : start + size], axis=1, count=self.n_clusters).astype(float)
+        if self.firsts is None:
+            first = _unpacked(self.halves[start : start + size], self.tables.n_clusters)
             return self.tables.combine(np.concatenate([first, 1.0 - first]))
-        assert self.firsts is not None  # whole counts
         rows = len(self.grouped.a)
         first = self.firsts[start : start + size]
         both = np.concatenate([first, np.concatenate([self.grouped.wins, self.grouped.totals]) - first])
         return np.ascontiguousarray(both[:, :rows]), np.ascontiguousarray(both[:, rows:])
+
+
+def _unpacked(halves: np.ndarray, n_clusters: int) -> np.ndarray:
+    return np.unpackbits(halves, axis=1, count=n_clusters).astype(float)
 
 
 def split_halves(rng: np.random.Generator, n_clusters: int, n_splits: int) -> np.ndarray:

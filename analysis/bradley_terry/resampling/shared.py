@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,14 +112,6 @@ def shared_resample(
             estimates[position].append(refit_counts(grouped, wins, totals, bases[position]))
             at += 2 * rows
     return [np.concatenate(parts) for parts in estimates]
-
-
-def weighted_row_counts(table: DenseTable, weights: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
-    """For each (replicates x clusters) array of whole `weights`, the table's (win rows, then total rows) x
-    replicates sums of the clusters' counts so weighed: exact whole numbers, as `shared_resample` takes them."""
-    counts, _ = _dense_counts([table])
-    for drawn in weights:
-        yield _weighted_row_counts(counts, drawn)
 
 
 def _drawn_clusters(rng: np.random.Generator, n: int) -> np.ndarray:
