@@ -72,3 +72,17 @@ def test_a_judgment_changed_while_the_blocks_are_read_is_read_as_it_was(study, m
     after = read(study, 2, monkeypatch)
     assert Judgment.objects.get(pk=judgment.pk).winner_id == judgment.loser_id
     assert after.data_hash != before.data_hash  # the change is read by the next reading
+
+
+def test_a_refit_that_fails_while_reading_is_stored_as_failed(study, monkeypatch):
+    from analysis.models import AnalysisRun
+    from analysis.services import refit_study
+
+    other = make_judged_study(slug="other", abilities=ABILITIES, participants=2, seed=4)
+    stranger = Judgment.objects.filter(assignment__participant__study=other).first()
+    judgment = Judgment.objects.filter(assignment__participant__study=study).order_by("id")[50]
+    Judgment.objects.filter(pk=judgment.pk).update(loser_id=stranger.winner_id)  # another study's answer
+    monkeypatch.setattr(block_reads, "READERS", 2)
+    run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND)
+    assert "not one of the study's answers" in run.error
+    assert AnalysisRun.objects.get(pk=run.pk).status == AnalysisRun.Status.FAILED
