@@ -33,6 +33,7 @@ from .diagnostics import (
     simulate,
     split_half,
     split_half_reliability,
+    split_halves,
 )
 from .fitting import DIVERGED, fit
 from .general import SAFE_GAIN, BatchFit, fit_batch
@@ -121,6 +122,7 @@ __all__ = [
     "simulate_judgments",
     "split_half",
     "split_half_reliability",
+    "split_halves",
     "two_way_bootstrap",
     "vignette_heterogeneity",
     "wald_arrays",

@@ -7,7 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fitting import fit
-from .resampling import MEMORY_BUDGET, RefitBasis, chunk_size, cluster_tables, refit_weighted
+from .grouping import Grouped
+from .labels import codes
+from .resampling import MEMORY_BUDGET, ClusterTables, RefitBasis, cluster_tables
+from .resampling.participants import replicates_per_chunk
+from .resampling.tables import refit_counts
 from .results import BTResult
 
 
@@ -101,29 +105,87 @@ def split_half(
     counts: np.ndarray | None = None,
     n_splits: int = 100,
     memory_budget: int = MEMORY_BUDGET,
+    halves: np.ndarray | None = None,
 ) -> SplitHalfResult:
     """Mean correlation between abilities fitted on random halves of the participants (splits
     where a half has an infinite ability are skipped), Spearman-Brown corrected when >= 0.
 
-    Split s puts participant c in the first half when
-    rng.permuted(np.tile(np.arange(n_clusters) % 2, (chunk, 1)), axis=1) gives 1, chunk by chunk."""
+    The halves are `split_halves(rng, n_clusters, n_splits)` (participants numbered in sorted order of
+    their ids); `halves` passes ones already drawn so (a refit draws them once for all its questions)."""
     winners, losers = np.asarray(winners, np.int64), np.asarray(losers, np.int64)
-    tables = cluster_tables(winners, losers, n_items, clusters, counts=counts)
     basis = RefitBasis(
         fit(winners, losers, n_items, reference=reference, counts=counts), reference, np.ones(n_items, bool)
     )
-    chunk = max(1, chunk_size(tables, 2 * n_splits, memory_budget) // 2)
+    cluster = codes(clusters)
+    n_clusters = int(cluster.max()) + 1 if len(cluster) else 0
+    if halves is None:
+        halves = split_halves(rng, n_clusters, n_splits)
+    if halves.shape != (n_splits, (n_clusters + 7) // 8):
+        raise ValueError("The split halves drawn do not match the participants and splits.")
+    half_counts = _HalfCounts.of(winners, losers, n_items, cluster, n_clusters, counts=counts, halves=halves)
+    rows = len(half_counts.grouped.a)
+    chunk = max(1, replicates_per_chunk(n_clusters, rows, 2 * n_splits, memory_budget) // 2)
     correlations = []
     for start in range(0, n_splits, chunk):
         size = min(chunk, n_splits - start)
-        halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (size, 1)), axis=1)
-        multiplicity = np.concatenate([halves, 1 - halves]).astype(float)
-        estimates = refit_weighted(tables, multiplicity, basis)[:, :n_items]
+        wins, totals = half_counts.both(start, size)
+        estimates = refit_counts(half_counts.grouped, wins, totals, basis)[:, :n_items]
         correlations += [_correlation(x, y) for x, y in zip(estimates[:size], estimates[size:], strict=True)]
     used = np.array([r for r in correlations if np.isfinite(r)])
     r = float(used.mean()) if used.size else float("nan")
     stepped = r >= 0
     return SplitHalfResult(2 * r / (1 + r) if stepped else r, r, bool(stepped), int(used.size))
+
+
+@dataclass(frozen=True)
+class _HalfCounts:
+    """Each split's halves as the wins and totals of the binomial rows, from the per-participant tables. With
+    whole counts the first halves' are summed for many splits at once (one pass over the tables for eight
+    splits, single-threaded: no BLAS threads to wait for on a busy machine) and a second half's are the
+    full counts minus its first's, exactly; with fractional ones both are summed split by split."""
+
+    tables: ClusterTables
+    halves: np.ndarray  # packed, see `split_halves`
+    firsts: np.ndarray | None  # whole counts: (splits, win rows then total rows) of the first halves
+
+    @classmethod
+    def of(cls, winners, losers, n_items, cluster, n_clusters, *, counts, halves) -> _HalfCounts:
+        tables = cluster_tables(winners, losers, n_items, cluster, counts=counts, n_clusters=n_clusters)
+        if counts is not None and not np.array_equal(counts, np.round(counts)):
+            return cls(tables, halves, None)
+        firsts = [
+            np.concatenate(tables.combine(_unpacked(halves[start : start + 8], n_clusters)), axis=1)
+            for start in range(0, len(halves), 8)
+        ]
+        return cls(tables, halves, np.concatenate(firsts))
+
+    @property
+    def grouped(self) -> Grouped:
+        return self.tables.grouped
+
+    def both(self, start: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Wins and totals (rows x binomial rows) of splits start .. start + size - 1: first halves, then second."""
+        if self.firsts is None:
+            first = _unpacked(self.halves[start : start + size], self.tables.n_clusters)
+            return self.tables.combine(np.concatenate([first, 1.0 - first]))
+        rows = len(self.grouped.a)
+        first = self.firsts[start : start + size]
+        both = np.concatenate([first, np.concatenate([self.grouped.wins, self.grouped.totals]) - first])
+        return np.ascontiguousarray(both[:, :rows]), np.ascontiguousarray(both[:, rows:])
+
+
+def _unpacked(halves: np.ndarray, n_clusters: int) -> np.ndarray:
+    return np.unpackbits(halves, axis=1, count=n_clusters).astype(float)
+
+
+def split_halves(rng: np.random.Generator, n_clusters: int, n_splits: int) -> np.ndarray:
+    """Which participants each split puts in its first half, as packed bits (n_splits x ceil(n_clusters / 8)):
+    row s of rng.permuted(np.tile(np.arange(n_clusters) % 2, (n_splits, 1)), axis=1), drawn row after row."""
+    pattern = (np.arange(n_clusters) % 2).astype(np.uint8)
+    halves = np.empty((n_splits, (n_clusters + 7) // 8), np.uint8)
+    for split in range(n_splits):
+        halves[split] = np.packbits(rng.permuted(pattern))
+    return halves
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:

@@ -46,3 +46,21 @@ def codes(values, dtype=np.intp) -> np.ndarray:
     code_of = np.cumsum(present, dtype=dtype)
     code_of -= 1
     return code_of[values - low]
+
+
+def positions(sorted_values: np.ndarray, values) -> np.ndarray:
+    """Each value's position in `sorted_values` (distinct, ascending), -1 where it is not one of them: a
+    checked np.searchsorted, through a table over their range when they are dense integers (ten million
+    judgments' judges looked up among 400,000: one pass instead of a binary search each)."""
+    sorted_values, values = np.asarray(sorted_values), np.asarray(values)
+    if not len(sorted_values):
+        return np.full(len(values), -1, np.intp)
+    bounds = _dense_range(sorted_values)
+    if bounds is not None and np.issubdtype(values.dtype, np.integer):
+        low, high = bounds
+        table = np.full(high - low + 2, -1, np.intp)  # the last entry: any value outside the range
+        table[sorted_values - low] = np.arange(len(sorted_values))
+        offsets = values - low
+        return table[np.where((offsets >= 0) & (offsets <= high - low), offsets, high - low + 1)]
+    at = np.minimum(np.searchsorted(sorted_values, values), len(sorted_values) - 1)
+    return np.where(sorted_values[at] == values, at, -1)

@@ -100,13 +100,16 @@ def cluster_robust(
     t_reference: bool = True,
     level: float = 0.95,
     fitted: BTResult | None = None,
+    memo: dict | None = None,
 ) -> RobustResult:
     """Two-way (judge x answer) cluster-robust Wald tests of the maximum-likelihood abilities.
 
     `judges` and `vignettes` label each comparison (a judge's id and the vignette it was on);
     the answer of item k on vignette v is (k, v). Pass `fitted`, the `fit()` of the same data,
     to skip refitting. `vignettes=None` clusters on judges alone (`vcovCL(fit, cluster = ~ judge)`,
-    t with judges - 1 df): an interval for these very answers, over other judges.
+    t with judges - 1 df): an interval for these very answers, over other judges. `memo`, a dict shared by
+    calls on the same data and `fitted` (the judge-only then the two-way sandwich), keeps the scores and
+    the judge term of the meat for the next call.
     """
     if answers not in ANSWER_CLUSTERINGS:
         raise ValueError(f"answers must be one of {', '.join(ANSWER_CLUSTERINGS)}, not {answers!r}.")
@@ -125,24 +128,32 @@ def cluster_robust(
             covariates=covariates,
             item_names=item_names,
         )
-    scores = score_contributions(fitted, winners, losers, counts=counts, first=first, covariates=covariates)
-    a = np.minimum(winners, losers)
-    b = np.maximum(winners, losers)
-    if vignettes is None:
-        clusters = {"judge": _groups(judges)}
-        meat = multiway_meat(scores, [judges])
-    elif answers == "vignette":
-        clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
-        meat = multiway_meat(scores, [judges, vignettes])
-    else:
-        clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
-        answer_a, answer_b = vignettes * n_items + a, vignettes * n_items + b
-        meat = shared_answer_meat(scores, answer_a, answer_b, judges=judges)
-        clusters["answer"] = _count(np.r_[answer_a, answer_b])
+    memo = {} if memo is None else memo
+    if memo.get("fitted") is not fitted:
+        memo.clear()
+        memo["fitted"] = fitted
+        memo["scores"] = score_contributions(fitted, winners, losers, counts=counts, first=first, covariates=covariates)
+    meat, clusters = _meat(memo, winners, losers, n_items, judges=judges, vignettes=vignettes, answers=answers)
     assert fitted.covariance is not None  # every fit sets it
     covariance = sandwich(fitted.covariance, meat, n=len(winners), small_sample=small_sample)
     df = min(clusters["judge"], clusters.get("vignette", clusters["judge"])) - 1 if t_reference else None
     return _robust_result(fitted, covariance, clusters, answers, df, level)
+
+
+def _meat(memo: dict, winners, losers, n_items: int, *, judges, vignettes, answers: str) -> tuple[np.ndarray, dict]:
+    """The meat over judges (and answers) from the scores in `memo`, and how many clusters there are."""
+    scores, terms = memo["scores"], memo.setdefault("terms", {})
+    if vignettes is None:
+        return multiway_meat(scores, [judges], terms=terms), {"judge": _groups(judges)}
+    clusters = {"judge": _groups(judges), "vignette": _groups(vignettes)}
+    if answers == "vignette":
+        return multiway_meat(scores, [judges, vignettes], terms=terms), clusters
+    answer_a, answer_b = (
+        vignettes * n_items + np.minimum(winners, losers),
+        vignettes * n_items + np.maximum(winners, losers),
+    )
+    clusters["answer"] = _count(np.r_[answer_a, answer_b])
+    return shared_answer_meat(scores, answer_a, answer_b, judges=judges), clusters
 
 
 def score_contributions(
@@ -186,16 +197,26 @@ def score_contributions(
     )
 
 
-def multiway_meat(scores: sparse.csr_matrix, clusterings: Sequence[np.ndarray], *, cadjust: bool = True) -> np.ndarray:
+def multiway_meat(
+    scores: sparse.csr_matrix, clusterings: Sequence[np.ndarray], *, cadjust: bool = True, terms: dict | None = None
+) -> np.ndarray:
     """sum_g S_g S_g^T with vcovCL's inclusion-exclusion over every intersection of the
-    clusterings and its G / (G - 1) adjustment per term (not yet divided by n)."""
-    labels = [_labels(labels, scores.shape[0]) for labels in clusterings]
+    clusterings and its G / (G - 1) adjustment per term (not yet divided by n). `terms` keeps each
+    intersection's term for a later call on the same scores whose first clusterings are these."""
+    terms = {} if terms is None else terms
     meat = np.zeros((scores.shape[1], scores.shape[1]))
-    for subset in range(1, 2 ** len(labels)):
-        members = [labels[d] for d in range(len(labels)) if subset >> d & 1]
-        group = _intersection(members)
-        sign = 1.0 if len(members) % 2 else -1.0
-        meat += sign * _adjust(_groups(group), cadjust) * _cross(_sums(scores, group))
+    labels: list[np.ndarray | None] = [None] * len(clusterings)
+    for subset in range(1, 2 ** len(clusterings)):
+        key = (subset, cadjust)
+        if key not in terms:
+            for d in range(len(clusterings)):
+                if subset >> d & 1 and labels[d] is None:
+                    labels[d] = _labels(clusterings[d], scores.shape[0])
+            members = [member for d, member in enumerate(labels) if subset >> d & 1 and member is not None]
+            group = _intersection(members)
+            sign = 1.0 if len(members) % 2 else -1.0
+            terms[key] = sign * _adjust(_groups(group), cadjust) * _cross(_sums(scores, group))
+        meat += terms[key]
     return meat
 
 

@@ -18,7 +18,7 @@ from ..results.headline import choose_headline, degenerate
 from .alternatives import reported_fit, style_controlled
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
-from .participant_draws import ParticipantReplicates, resample_participants
+from .participant_draws import ParticipantReplicates, SplitDraws, resample_participants
 from .reading import QuestionData
 from .records import effect_of, fit_of, json_safe, stars
 
@@ -41,9 +41,11 @@ def fit_question(
     position: int,
     vignette_keys: dict,
     participant_replicates: ParticipantReplicates | None = None,
+    split_draws: SplitDraws | None = None,
 ) -> QuestionResult:
     """Every estimate and diagnostic of one question; `participant_replicates` from `resample_participants`
-    over all the study's questions (a refit), or else drawn for this question alone."""
+    over all the study's questions (a refit), or else drawn for this question alone; `split_draws` keeps
+    the split halves drawn for one question for the next."""
     if participant_replicates is None:
         (participant_replicates,) = resample_participants(
             [data], n_items=len(systems), reference=reference, parameters=parameters
@@ -81,7 +83,7 @@ def fit_question(
         alternative_fits={"style_controlled": style_controlled(judged), **alternatives},
         first_position_rate=json_safe(bt.first_position_rate(judged.first, judged.winners)),
         separation_reliability=json_safe(guarded(bt.separation_reliability, main)) if main.converged else None,
-        split_half_reliability=json_safe(_split_half(judged, rng=rng)),
+        split_half_reliability=json_safe(_split_half(judged, rng=rng, draws=split_draws or SplitDraws())),
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
         headline=headline,
     )
@@ -116,19 +118,22 @@ def _intervals(judged: Judged, *, plain: bt.BTResult, rng: np.random.Generator) 
     return intervals
 
 
-def _split_half(judged: Judged, *, rng: np.random.Generator) -> float | None:
-    if count_distinct(judged.clusters) < 4 or judged.parameters["split_halves"] < 1:
+def _split_half(judged: Judged, *, rng: np.random.Generator, draws: SplitDraws) -> float | None:
+    n_clusters, n_splits = count_distinct(judged.clusters), judged.parameters["split_halves"]
+    if n_clusters < 4 or n_splits < 1:
         return None
-    return guarded(
-        bt.split_half_reliability,
+    result = guarded(
+        bt.split_half,
         judged.winners,
         judged.losers,
         judged.clusters,
         judged.n_items,
         judged.reference,
         rng,
-        n_splits=judged.parameters["split_halves"],
+        n_splits=n_splits,
+        halves=draws.halves(rng, n_clusters=n_clusters, n_splits=n_splits),
     )
+    return None if result is None else result.value
 
 
 def _by_vignette(judged: Judged, *, vignette_keys: dict[int, str]) -> list[VignetteFit]:

@@ -46,6 +46,7 @@ def _judge_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator
     if count_distinct(judged.clusters) < 2:
         return None
     result = _sandwich(judged, main, vignettes=None)
+    judged.memo.clear()  # the last sandwich: its scores (tens of MB) are not kept through the two-way bootstrap
     if result is None:
         return None
     return interval_of("judge_robust", result, details={"df": result.df, "n_judge": result.clusters["judge"]})
@@ -64,6 +65,7 @@ def _sandwich(judged: Judged, main: bt.BTResult, *, vignettes: np.ndarray | None
         first=judged.first_in_estimates(),
         item_names=judged.names,
         fitted=main,
+        memo=judged.memo,  # the judge-only and the two-way sandwich share the scores and the judge term
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,8 @@ class Judged:
     # Participant-bootstrap replicate estimates (see `resample_participants`), or None when participants
     # cannot be resampled.
     participant_replicates: np.ndarray | None = None
+    # What the question's intervals share (see bt.cluster_robust's memo).
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n_items(self) -> int:

@@ -1,13 +1,16 @@
-"""The participant bootstrap's draws, shared by every question of a refit (a joint bootstrap)."""
+"""The participant bootstrap's draws, shared by every question of a refit (a joint bootstrap), and the split
+halves that every question draws alike."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .. import bradley_terry as bt
-from ..bradley_terry.labels import count_distinct, distinct
+from ..bradley_terry.labels import count_distinct, distinct, positions
 from .judged import guarded
 from .reading import QuestionData
 
@@ -79,7 +82,26 @@ def _participant_table(
         losers,
         n_items,
         reference=reference,
-        clusters=np.searchsorted(participant_ids, np.asarray(question.clusters)),
+        clusters=positions(participant_ids, np.asarray(question.clusters)),  # all among them: no -1
         n_clusters=len(participant_ids),
         first=first if order_effect else None,
     )
+
+
+class SplitDraws:
+    """Split-half assignments shared by a refit's questions. Each question draws its halves from a generator
+    seeded alike, so questions over as many participants draw the same halves: they are drawn once (400,000
+    judges: about a second each time) and the generator is left where drawing them leaves it."""
+
+    def __init__(self) -> None:
+        self._drawn: dict[tuple, tuple[np.ndarray, Mapping[str, Any]]] = {}
+
+    def halves(self, rng: np.random.Generator, *, n_clusters: int, n_splits: int) -> np.ndarray:
+        """`bt.split_halves(rng, n_clusters, n_splits)`, drawn the first time this generator state asks."""
+        key = (repr(rng.bit_generator.state), n_clusters, n_splits)
+        if key not in self._drawn:
+            halves = bt.split_halves(rng, n_clusters, n_splits)
+            self._drawn[key] = (halves, rng.bit_generator.state)
+        halves, after = self._drawn[key]
+        rng.bit_generator.state = after
+        return halves

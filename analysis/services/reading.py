@@ -1,17 +1,19 @@
 """Reading a study's valid judgments into arrays per question (item = the study's systems in order).
 
 Judgments are read as columns, a chunk at a time, into numpy arrays of small integer codes: on
-PostgreSQL as arrays the database builds per block of ids (`array_agg` over a primary-key range, parsed
-by numpy: no Python object per row, no join, no sort), elsewhere by `values_list` over the ORM's
-chunked iterator. Ten million judgments
+PostgreSQL as the bytes of fixed-width rows the database builds per block of ids (`string_agg` of each
+row's `int8send`s over a primary-key range, parsed by numpy: no Python object per row, no join, no
+sort), elsewhere by `values_list` over the ORM's chunked iterator. Ten million judgments
 take about 180 MB this way (18 bytes each) instead of the gigabytes of Python lists.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from contextlib import closing
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from django.core.exceptions import ValidationError
@@ -22,11 +24,13 @@ from django.db.models.functions import Cast
 from moraljudge.replica import reads_from_replica
 from surveys.models import Answer, Assignment, Judgment, Study
 
-from ..bradley_terry.labels import codes, distinct
+from ..bradley_terry.labels import codes, distinct, positions
+from .block_reads import block_readers, read_blocks, read_each
+from .hash_text import decimal_lines
 
 # Rows per chunk: a chunk's arrays (and, on SQLite, its tuples) stay a few MB.
 CHUNK_ROWS = 100_000
-# Columns read per judgment, in this order; every one a bigint, so PostgreSQL's arrays have fixed-width elements.
+# Columns read per judgment, in this order; every one a bigint, so PostgreSQL's rows have a fixed width.
 COLUMNS = ("id", "question_id", "winner_id", "loser_id", "shown_first", "participant", "vignette")
 
 
@@ -89,18 +93,21 @@ def read_study_data(*, study: Study) -> StudyData:
     pieces: dict[str, list[np.ndarray]] = {
         name: [] for name in ("question", "winner", "loser", "first", "who", "vignette", "style")
     }
-    for chunk in judgment_chunks(study=study):
-        ids, question, winner, loser, shown_first, participant, vignette = chunk.T
-        digest.update(decimal_lines(ids, winner))
-        at = question_order[np.searchsorted(question_ids, question, sorter=question_order)]
-        winner_item, loser_item = answers.item(winner), answers.item(loser)
-        pieces["question"].append(at.astype(np.int16))
-        pieces["winner"].append(winner_item)
-        pieces["loser"].append(loser_item)
-        pieces["first"].append(shown_first.astype(bool))
-        pieces["who"].append(participant.copy())
-        pieces["vignette"].append(vignette.astype(np.int32))
-        pieces["style"].append(answers.words(winner) - answers.words(loser))
+    # Closed at once if a row is refused: the reading's transaction and connections end before the error goes up.
+    with closing(judgment_chunks(study=study)) as chunks:
+        for chunk in chunks:
+            ids, question, winner, loser, shown_first, participant, vignette = chunk.T
+            digest.update(decimal_lines(ids, winner))
+            at = question_order[np.searchsorted(question_ids, question, sorter=question_order)]
+            winner_row, loser_row = answers.rows(winner), answers.rows(loser)
+            winner_item, loser_item = answers.item(winner_row), answers.item(loser_row)
+            pieces["question"].append(at.astype(np.int16))
+            pieces["winner"].append(winner_item)
+            pieces["loser"].append(loser_item)
+            pieces["first"].append(shown_first.astype(bool))
+            pieces["who"].append(participant.copy())
+            pieces["vignette"].append(vignette.astype(np.int32))
+            pieces["style"].append(answers.words(winner_row) - answers.words(loser_row))
     columns = {name: _joined(pieces.pop(name), name) for name in list(pieces)}  # each column's pieces freed as joined
     # Participants as codes 0..J-1 in the order of their ids (the order np.unique gives the fits).
     participant_ids, participant_codes = distinct_codes(columns.pop("who"))
@@ -149,20 +156,21 @@ class AnswerTable:
             word_counts=np.array([words.get(pk, 0) for pk, _ in pairs], np.int32),
         )
 
-    def _at(self, answer_ids: np.ndarray) -> np.ndarray:
-        at = np.searchsorted(self.ids, answer_ids)
-        if len(at) and (at.max() >= len(self.ids) or (self.ids[at] != answer_ids).any()):
+    def rows(self, answer_ids: np.ndarray) -> np.ndarray:
+        """The row of each answer id in this table."""
+        at = positions(self.ids, answer_ids)
+        if len(at) and at.min() < 0:
             raise ValidationError("A judgment names an answer that is not one of the study's answers.")
         return at
 
-    def item(self, answer_ids: np.ndarray) -> np.ndarray:
-        items = self.items[self._at(answer_ids)]
+    def item(self, rows: np.ndarray) -> np.ndarray:
+        items = self.items[rows]
         if (items < 0).any():
             raise ValidationError("A judgment names an answer of a system that is not one of the study's systems.")
         return items
 
-    def words(self, answer_ids: np.ndarray) -> np.ndarray:
-        return self.word_counts[self._at(answer_ids)]
+    def words(self, rows: np.ndarray) -> np.ndarray:
+        return self.word_counts[rows]
 
 
 def _shown_first():
@@ -191,7 +199,7 @@ def valid_judgment_columns(*, study: Study):
     )
 
 
-def judgment_chunks(*, study: Study, chunk_rows: int | None = None) -> Iterator[np.ndarray]:
+def judgment_chunks(*, study: Study, chunk_rows: int | None = None) -> Generator[np.ndarray]:
     """The valid judgments as (rows x COLUMNS) int64 arrays in id order: on PostgreSQL a block of
     BLOCK_IDS ids at a time, elsewhere `chunk_rows` (CHUNK_ROWS) rows at a time."""
     chunk_rows = chunk_rows or CHUNK_ROWS
@@ -209,45 +217,51 @@ def judgment_chunks(*, study: Study, chunk_rows: int | None = None) -> Iterator[
         yield np.array(batch, np.int64)
 
 
-# Judgments per block on PostgreSQL: the ids from n * BLOCK_IDS to (n + 1) * BLOCK_IDS - 1 come back as one row of arrays.
+# Judgments per block on PostgreSQL: the ids from n * BLOCK_IDS to (n + 1) * BLOCK_IDS - 1 come back as one bytea.
 BLOCK_IDS = 1 << 16
-_ARRAY_HEADER = 20  # array_send of a one-dimensional array: ndim, flags, element type, length, lower bound
-_ELEMENT = np.dtype([("length", ">i4"), ("value", ">i8")])  # each bigint element: its length (8), its value
 
 
 def _blocked_chunks(*, study: Study, alias: str) -> Iterator[np.ndarray]:
-    """The valid judgments read as PostgreSQL arrays (`array_send(array_agg(column))`, parsed by numpy:
-    no Python object per row), a block of ids at a time, with no join and no sort.
+    """The valid judgments read as the bytes of their rows (`string_agg(int8send(c0) || ...)`, parsed by
+    numpy: no Python object per row), a block of ids at a time, with no join and no sort. (Arrays of the
+    columns, `array_send(array_agg(column))`, cost PostgreSQL twice as much.)
 
     Joining judgments to their pages and participants and grouping ten million rows by block made
     PostgreSQL sort the whole join on disk (issue 24). Instead the study's pages that count are read
     once (a fifth as many rows: id, participant, vignette), and each block is a range scan of the
-    judgment table's primary key; the join is a numpy lookup. Both reads see one snapshot."""
+    judgment table's primary key; the join is a numpy lookup. Both reads see one snapshot, and the blocks
+    are read on two connections sharing it (block_reads.py)."""
     connection = connections[alias]
     snapshot = not connection.in_atomic_block  # inside a caller's transaction, its snapshot rules
     with transaction.atomic(using=alias):  # a server-side cursor lives in a transaction
         if snapshot:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        pages = CountedPages.read(study=study, alias=alias)
-        judgments = _study_judgments(study=study).using(alias)
-        bounds = judgments.order_by().aggregate(low=Min("id"), high=Max("id"))
-        if bounds["low"] is None or not len(pages.ids):
-            return
-        sql, params = judgments.query.sql_with_params()
-        names = [f"c{n}" for n in range(len(JUDGMENT_COLUMNS))]
-        arrays = ", ".join(f"array_send(array_agg({name}::bigint))" for name in names)
-        blocked = (
-            f"SELECT arrays.* FROM generate_series(%s::bigint, %s::bigint) AS block(n) CROSS JOIN LATERAL "
-            f"(SELECT {arrays} FROM ({sql}) AS judgment({', '.join(names)}) "
-            f"WHERE c0 >= block.n * {BLOCK_IDS} AND c0 < (block.n + 1) * {BLOCK_IDS}) AS arrays"
-        )
-        with connection.connection.cursor(name="judgment_columns", binary=True) as cursor:
-            cursor.itersize = 4
-            cursor.execute(blocked, [bounds["low"] // BLOCK_IDS, bounds["high"] // BLOCK_IDS, *params])
-            for sent in cursor:
-                if sent[0] is not None:  # NULL: no judgment of the study in this block
-                    yield pages.joined(np.column_stack([_bigints(column) for column in sent]))
+        with block_readers(connection, own_transaction=snapshot) as readers:
+            pages = CountedPages.read(study=study, alias=alias, readers=readers)
+            yield from _judgment_blocks(study=study, alias=alias, pages=pages, readers=readers)
+
+
+def _judgment_blocks(*, study: Study, alias: str, pages: CountedPages, readers: list) -> Iterator[np.ndarray]:
+    """The counted judgments (`pages`) of the study, a block of ids at a time, read by `readers`."""
+    judgments = _study_judgments(study=study).using(alias)
+    bounds = judgments.order_by().aggregate(low=Min("id"), high=Max("id"))
+    if bounds["low"] is None or not len(pages.ids):
+        return
+    sql, params = judgments.query.sql_with_params()
+    names = [f"c{n}" for n in range(len(JUDGMENT_COLUMNS))]
+    blocked = (
+        f"SELECT block.n, sent.* FROM unnest(%s::bigint[]) AS block(n) CROSS JOIN LATERAL "
+        f"(SELECT {_row_bytes(names)} FROM ({sql}) AS judgment({', '.join(names)}) "
+        f"WHERE c0 >= block.n * {BLOCK_IDS} AND c0 < (block.n + 1) * {BLOCK_IDS}) AS sent"
+    )
+    blocks = range(bounds["low"] // BLOCK_IDS, bounds["high"] // BLOCK_IDS + 1)
+    with closing(read_blocks(readers, blocked, blocks, params)) as sent_blocks:
+        for block, (n, count, sent) in zip(blocks, sent_blocks, strict=True):
+            if n != block:
+                raise RuntimeError("PostgreSQL returned the blocks of judgments out of order.")
+            if count:  # 0: no judgment of the study in this block
+                yield pages.joined(list(_bigint_rows(sent, count, len(names)).T))
 
 
 # The columns read per judgment of the study on PostgreSQL (its page, not yet known to count).
@@ -274,20 +288,19 @@ class CountedPages:
     row_of_id: np.ndarray | None  # when the ids are dense: the row of id (low + i), or -1
 
     @classmethod
-    def read(cls, *, study: Study, alias: str) -> CountedPages:
+    def read(cls, *, study: Study, alias: str, readers: list) -> CountedPages:
+        """The pages, a range of page ids per reader, the readers at once."""
         pages = Assignment.objects.using(alias).valid().filter(participant__study=study).order_by()
         sql, params = pages.values_list("id", "participant_id", "vignette_id").query.sql_with_params()
-        connections[alias].ensure_connection()
-        with connections[alias].connection.cursor(name="counted_pages", binary=True) as cursor:
-            cursor.execute(
-                "SELECT array_send(array_agg(c0::bigint)), array_send(array_agg(c1::bigint)), "
-                f"array_send(array_agg(c2::bigint)) FROM ({sql}) AS page(c0, c1, c2)",
-                params,
-            )
-            sent = cursor.fetchone()
-        if sent is None or sent[0] is None:
+        bounds = Assignment.objects.using(alias).aggregate(low=Min("id"), high=Max("id"))  # the index's two ends
+        if bounds["low"] is None:
             return cls.of(*(np.zeros(0, np.int64) for _ in range(3)))
-        return cls.of(*(_bigints(column) for column in sent))
+        ends = np.linspace(bounds["low"], bounds["high"] + 1, len(readers) + 1).astype(np.int64)
+        query = f"SELECT {_row_bytes(['c0', 'c1', 'c2'])} FROM ({sql}) AS page(c0, c1, c2) WHERE c0 >= %s AND c0 < %s"
+        parts = read_each(readers, [(query, [*params, int(low), int(high)]) for low, high in pairwise(ends)])
+        rows = [_bigint_rows(sent, count, 3) for count, sent in parts if count]
+        columns = np.concatenate(rows).T if rows else np.zeros((3, 0), np.int64)
+        return cls.of(*(column.astype(np.int64) for column in columns))
 
     @classmethod
     def of(cls, ids: np.ndarray, participants: np.ndarray, vignettes: np.ndarray) -> CountedPages:
@@ -310,22 +323,34 @@ class CountedPages:
         at = np.minimum(np.searchsorted(self.ids, page_ids), len(self.ids) - 1)
         return np.where(self.ids[at] == page_ids, at, -1)
 
-    def joined(self, block: np.ndarray) -> np.ndarray:
-        """A block of JUDGMENT_COLUMNS as rows of COLUMNS: the counted ones, in id order."""
-        rows = self.rows(block[:, -1])
+    def joined(self, columns: list[np.ndarray]) -> np.ndarray:
+        """A block's JUDGMENT_COLUMNS (an array each) as rows of COLUMNS: the counted ones, in id order, each
+        column contiguous (a column-major array)."""
+        rows = self.rows(columns[-1])
         kept = rows >= 0
-        block, rows = block[kept], rows[kept]
-        if len(block) > 1 and (np.diff(block[:, 0]) < 0).any():
-            order = np.argsort(block[:, 0], kind="stable")
-            block, rows = block[order], rows[order]
-        return np.column_stack([block[:, :-1], self.participants[rows], self.vignettes[rows]])
+        every = bool(kept.all())
+        if not every:
+            rows = rows[kept]
+        ids = columns[0] if every else columns[0][kept]
+        order = np.argsort(ids, kind="stable") if len(ids) > 1 and (np.diff(ids) < 0).any() else None
+        joined = np.empty((len(COLUMNS), len(rows)), np.int64)
+        for k, column in enumerate(columns[:-1]):  # all but the page, whose participant and vignette follow
+            joined[k] = column if every else column[kept]
+        joined[-2], joined[-1] = self.participants[rows], self.vignettes[rows]
+        return (joined if order is None else joined[:, order]).T
 
 
-def _bigints(sent: bytes) -> np.ndarray:
-    elements = np.frombuffer(sent, dtype=_ELEMENT, offset=_ARRAY_HEADER)
-    if (elements["length"] != 8).any():
-        raise ValueError("A judgment column held a NULL or a value that is not a bigint.")
-    return elements["value"].astype(np.int64)
+def _row_bytes(names: list[str]) -> str:
+    """The aggregates of the rows of bigint columns `names`: how many, and their bytes, row after row."""
+    row = " || ".join(f"int8send({name}::bigint)" for name in names)
+    return f"count(*), string_agg({row}, ''::bytea)"
+
+
+def _bigint_rows(sent: bytes, count: int, width: int) -> np.ndarray:
+    """`count` rows of `width` bigints as `_row_bytes` sent them, a view of the bytes as big-endian integers."""
+    if len(sent) != count * width * 8:  # a NULL would have left its row out (the columns are NOT NULL)
+        raise ValueError("The rows read are not whole rows of bigints.")
+    return np.frombuffer(sent, dtype=">i8").reshape(count, width)
 
 
 def distinct_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -339,30 +364,3 @@ def _joined(parts: list[np.ndarray], name: str) -> np.ndarray:
         return np.concatenate(parts)
     dtypes = {"question": np.int16, "winner": np.int16, "loser": np.int16, "first": bool, "who": np.int64}
     return np.zeros(0, dtypes.get(name, np.int32))
-
-
-def decimal_lines(ids: np.ndarray, winners: np.ndarray) -> bytes:
-    """b"".join(f"{id}:{winner}\\n" for each row), built by numpy: the data hash's text, as it always was."""
-    if len(ids) == 0:
-        return b""
-    left, left_mask = _decimal_digits(ids)
-    right, right_mask = _decimal_digits(winners)
-    n = len(ids)
-    colon = np.full((n, 1), ord(":"), np.uint8)
-    newline = np.full((n, 1), ord("\n"), np.uint8)
-    ones = np.ones((n, 1), bool)
-    text = np.hstack([left, colon, right, newline])
-    mask = np.hstack([left_mask, ones, right_mask, ones])
-    return text[mask].tobytes()
-
-
-def _decimal_digits(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ASCII digits of non-negative integers, right-aligned in a (n, width) array, and which are written."""
-    values = np.asarray(values, np.int64)
-    if (values < 0).any():
-        raise ValueError("ids are never negative.")
-    width = len(str(int(values.max())))
-    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
-    digits = (values[:, None] // powers) % 10
-    written = (values[:, None] >= powers) | (powers == 1)
-    return (digits + ord("0")).astype(np.uint8), written

@@ -23,7 +23,7 @@ from surveys.models import Study
 from ..models import AnalysisRun
 from ..results import QuestionResult, RunResults, SystemAtFit, run_fields
 from .fitting import DEFAULT_PARAMETERS, fit_question, halo_correlations
-from .participant_draws import resample_participants
+from .participant_draws import SplitDraws, resample_participants
 from .reading import QuestionData, StudyData, read_study_data
 from .records import json_safe
 
@@ -98,7 +98,7 @@ def _fit_questions(data: StudyData, *, parameters: dict, phases: dict[str, float
         participant_replicates = resample_participants(
             data.questions, n_items=len(data.systems), reference=data.reference, parameters=parameters
         )
-    questions = []
+    questions, split_draws = [], SplitDraws()
     pending = cast("list[QuestionData | None]", data.questions)  # the same list, emptied as it is fitted
     for position in range(len(pending)):
         # Taken out of the study's data as it is fitted, so its arrays are freed once fitted.
@@ -114,6 +114,7 @@ def _fit_questions(data: StudyData, *, parameters: dict, phases: dict[str, float
                     position=position,
                     vignette_keys=data.vignette_keys,
                     participant_replicates=participant_replicates[position],
+                    split_draws=split_draws,
                 )
             )
         del question

@@ -6,6 +6,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 from analysis import bradley_terry as bt
+from analysis.bradley_terry.resampling import refit_weighted
+from analysis.services.participant_draws import SplitDraws
 
 from .rscript import btm_table, run_r
 
@@ -176,3 +178,73 @@ def test_split_half_steps_up_a_positive_correlation_with_spearman_brown():
     assert result.value > 0.9
     assert "Spearman-Brown" in result.in_words()
     assert bt.split_half_reliability(data.winners, data.losers, data.judges, 7, 0, np.random.default_rng(1)) > 0.9
+
+
+def _split_half_as_drawn_before(winners, losers, judges, rng, n_splits):
+    """The split-half correlations as they were first computed: both halves' counts from their own weights."""
+    tables = bt.cluster_tables(winners, losers, 7, judges)
+    basis = bt.RefitBasis(bt.fit(winners, losers, 7, reference=0), 0, np.ones(7, bool))
+    halves = rng.permuted(np.tile(np.arange(tables.n_clusters) % 2, (n_splits, 1)), axis=1)
+    estimates = refit_weighted(tables, np.concatenate([halves, 1 - halves]).astype(float), basis)[:, :7]
+    return [float(np.corrcoef(x, y)[0, 1]) for x, y in zip(estimates[:n_splits], estimates[n_splits:], strict=True)]
+
+
+def test_split_halves_drawn_once_for_every_question_give_each_the_value_it_draws_alone():
+    data = paper_design(np.random.default_rng(14), abilities=np.linspace(0, 0.6, 7), repetitions=3)
+    before = np.mean(_split_half_as_drawn_before(data.winners, data.losers, data.judges, np.random.default_rng(7), 20))
+    alone = bt.split_half(data.winners, data.losers, data.judges, 7, 0, np.random.default_rng(7), n_splits=20)
+    assert alone.mean_correlation == before
+    draws, n_judges = SplitDraws(), len(np.unique(data.judges))
+    for _ in range(3):  # three questions over the same judges, each with a generator seeded alike
+        rng = np.random.default_rng(7)
+        halves = draws.halves(rng, n_clusters=n_judges, n_splits=20)
+        shared = bt.split_half(data.winners, data.losers, data.judges, 7, 0, rng, n_splits=20, halves=halves)
+        assert shared == alone
+        drawn_alone = np.random.default_rng(7)
+        bt.split_halves(drawn_alone, n_judges, 20)
+        assert rng.random() == drawn_alone.random()  # the generator is left where drawing leaves it
+
+
+def test_split_halves_of_fractional_counts_agree_with_the_whole_ones_they_scale():
+    data = paper_design(np.random.default_rng(15), abilities=np.linspace(0, 0.6, 7), repetitions=3)
+    common = dict(n_splits=12)
+    whole = bt.split_half(data.winners, data.losers, data.judges, 7, 0, np.random.default_rng(8), **common)
+    halved = bt.split_half(
+        data.winners,
+        data.losers,
+        data.judges,
+        7,
+        0,
+        np.random.default_rng(8),
+        counts=np.full(len(data.winners), 0.5),
+        **common,
+    )
+    assert halved.mean_correlation == pytest.approx(whole.mean_correlation, abs=1e-9)
+    assert halved.n_splits == whole.n_splits
+
+
+@pytest.mark.parametrize("per_judge", [1, 4])
+def test_clusters_collapse_into_patterns_exactly_when_their_count_vectors_are_equal(per_judge):
+    from scipy import sparse
+
+    from analysis.bradley_terry.resampling.patterns import _rows_equal, identical_clusters
+
+    rng = np.random.default_rng(16)
+    judges = 20_000  # COLLAPSE_FROM; one comparison each: 42 vectors, four each: thousands
+    pairs = np.array([(a, b) for a in range(7) for b in range(7) if a != b])
+    winners, losers = pairs[rng.integers(0, len(pairs), judges * per_judge)].T
+    table = bt.cluster_tables(winners, losers, 7, np.repeat(np.arange(judges), per_judge))
+    collapsed = identical_clusters(table)
+    vectors = np.unique(sparse.hstack([table.wins, table.totals]).toarray(), axis=0)
+    if len(vectors) * 4 > judges:
+        assert collapsed is None
+    else:
+        assert collapsed is not None
+        assert collapsed[1].sum() == judges
+        assert len(collapsed[1]) == len(vectors)
+    # The check, against the difference of the rows, with explicit zeros and blocks of a few rows.
+    counts = sparse.random(50, 9, density=0.3, format="csr", random_state=1)
+    counts.data[::4] = 0.0
+    for others in (np.arange(50), np.r_[np.arange(49), 0], np.zeros(50, int)):
+        differs = bool((counts - counts[others]).count_nonzero())
+        assert _rows_equal(counts.copy(), others, rows=7) is not differs

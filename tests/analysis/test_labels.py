@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from analysis.bradley_terry.labels import codes, count_distinct, distinct
+from analysis.bradley_terry.labels import codes, count_distinct, distinct, positions
 
 CASES = {
     "dense judges": np.random.default_rng(1).integers(1000, 1400, 5000),
@@ -31,3 +31,12 @@ def test_codes_can_be_narrow():
     values = np.array([30, 10, 20, 10])
     assert codes(values, np.int32).dtype == np.int32
     assert codes(values, np.int32).tolist() == [2, 0, 1, 0]
+
+
+@pytest.mark.parametrize("name", ["dense judges", "sparse ids", "negative", "one value", "int32 vignettes"])
+def test_positions_are_a_checked_searchsorted(name):
+    known = np.unique(CASES[name])
+    asked = np.concatenate([CASES[name], known - 1, known + 1, [2**62, -(2**62)]]).astype(np.int64)
+    expected = np.array([int(np.searchsorted(known, v)) if v in set(known.tolist()) else -1 for v in asked])
+    assert np.array_equal(positions(known, asked), expected)
+    assert np.array_equal(positions(known[:0], asked), np.full(len(asked), -1))

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from analysis.services import fitting, reading
-from analysis.services.reading import QuestionData, decimal_lines, read_study_data
+from analysis.services.hash_text import decimal_lines
+from analysis.services.reading import QuestionData, read_study_data
 from surveys.models import Answer, Assignment, Judgment, Study
 from tests.conftest import fabricate_judgments, make_judged_study
 
@@ -110,9 +111,11 @@ def test_a_study_without_valid_judgments_reads_as_empty_questions(db):
 
 
 def test_the_hash_text_is_written_as_python_writes_the_numbers():
-    ids = np.array([0, 9, 10, 99, 100, 7, 123456789012, 2**62], np.int64)
-    winners = np.array([5, 10, 0, 1000, 99999, 3, 1, 42], np.int64)
-    assert decimal_lines(ids, winners) == "".join(f"{i}:{w}\n" for i, w in zip(ids, winners, strict=True)).encode()
+    ids = np.array([0, 9, 10, 99, 100, 7, 123456789012, 2**62, 2**63 - 1, 10**18], np.int64)
+    winners = np.array([5, 10, 0, 1000, 99999, 3, 1, 42, 10**12, 2**63 - 1], np.int64)
+    for rows in (slice(None), slice(2, 3), slice(5, 7), slice(-2, None)):  # mixed widths, then alike ones
+        expected = "".join(f"{i}:{w}\n" for i, w in zip(ids[rows], winners[rows], strict=True)).encode()
+        assert decimal_lines(ids[rows], winners[rows]) == expected
     assert decimal_lines(ids[:0], winners[:0]) == b""
 
 

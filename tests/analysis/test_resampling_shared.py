@@ -131,3 +131,12 @@ def test_the_two_way_bootstrap_takes_the_judge_replicates_it_is_given():
     given = bt.two_way_bootstrap(data.winners, data.losers, 5, rng=rng, judge_estimates=judges_only.estimates, **common)
     assert_allclose(given.se, drawn.se, atol=1e-12, equal_nan=True)
     assert given.n_failed == drawn.n_failed
+
+
+def test_clusters_drawn_narrow_are_the_numbers_numpy_draws_for_integers():
+    from analysis.bradley_terry.resampling.shared import _drawn_clusters
+
+    for n in (1, 2, 7, 40_000):
+        drawn = _drawn_clusters(np.random.default_rng(n), n)
+        assert drawn.dtype == np.intp
+        assert np.array_equal(drawn, np.random.default_rng(n).integers(0, n, size=n))

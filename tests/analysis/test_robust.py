@@ -187,3 +187,19 @@ def test_a_two_way_variance_that_comes_out_negative_gives_no_interval_rather_tha
     assert np.isnan(result.ci_high[2])
     assert result.se[0] == 0.0  # the reference stays fixed at 0
     assert result.se[1] > 0
+
+
+def test_the_judge_and_two_way_sandwiches_sharing_a_memo_are_those_computed_alone():
+    data = judged(seed=9)
+    fitted = bt.fit(data.winners, data.losers, 5, reference=0, first=data.first)
+    common = dict(reference=0, judges=data.judges, first=data.first, fitted=fitted)
+    memo: dict = {}
+    by_judge = bt.cluster_robust(data.winners, data.losers, 5, vignettes=None, memo=memo, **common)
+    two_way = bt.cluster_robust(data.winners, data.losers, 5, vignettes=data.vignettes, memo=memo, **common)
+    assert memo["fitted"] is fitted
+    assert len(memo["terms"]) == 3  # judges, vignettes, their intersection
+    for shared, vignettes in ((by_judge, None), (two_way, data.vignettes)):
+        alone = bt.cluster_robust(data.winners, data.losers, 5, vignettes=vignettes, **common)
+        np.testing.assert_array_equal(shared.covariance, alone.covariance)
+        np.testing.assert_array_equal(shared.se, alone.se)
+    assert not np.array_equal(by_judge.se, two_way.se)

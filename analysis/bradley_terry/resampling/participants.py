@@ -91,9 +91,14 @@ def resample(
 def chunk_size(tables: ClusterTables, n_boot: int, memory_budget: int | None) -> int:
     """Replicates per chunk: the weights, their draws and the replicate row counts of one
     replicate take about 8 bytes x (5 clusters + 8 rows); `None` means all at once."""
+    return replicates_per_chunk(tables.n_clusters, tables.wins.shape[1], n_boot, memory_budget)
+
+
+def replicates_per_chunk(n_clusters: int, rows: int, n_boot: int, memory_budget: int | None) -> int:
+    """`chunk_size` for `n_clusters` clusters and `rows` binomial rows."""
     if memory_budget is None:
         return max(n_boot, 1)
-    per_replicate = 8 * (5 * tables.n_clusters + 8 * tables.wins.shape[1])
+    per_replicate = 8 * (5 * n_clusters + 8 * rows)
     return int(min(max(n_boot, 1), max(1, memory_budget // per_replicate)))
 
 

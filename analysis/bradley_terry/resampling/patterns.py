@@ -25,11 +25,31 @@ def identical_clusters(table: ClusterTables) -> tuple[ClusterTables, np.ndarray]
     group = group.ravel()
     if len(first) * 4 > table.n_clusters:
         return None
-    if (counts - counts[first[group]]).count_nonzero():  # two vectors shared a label: resample them apart
+    if not _rows_equal(counts, first[group]):  # two vectors shared a label: resample them apart
         return None
     sizes = np.bincount(group, minlength=len(first)).astype(float)
     collapsed = ClusterTables(table.grouped, table.wins[first], table.totals[first], len(first))
     return collapsed, sizes
+
+
+def _rows_equal(counts: sparse.csr_matrix, others: np.ndarray, *, rows: int = 1 << 18) -> bool:
+    """Whether each row of `counts` (canonical: sorted, summed) equals row others[i] as a vector, compared
+    entry by entry a block of rows at a time (a million clusters' difference matrix took hundreds of MB)."""
+    counts.eliminate_zeros()  # then equal rows hold the same entries
+    lengths = np.diff(counts.indptr)
+    if (lengths != lengths[others]).any():
+        return False
+    for start in range(0, counts.shape[0], rows):
+        block = slice(start, min(start + rows, counts.shape[0]))
+        entries = np.arange(counts.indptr[block.start], counts.indptr[block.stop])
+        row = np.repeat(np.arange(block.start, block.stop), lengths[block])
+        partner = counts.indptr[others[row]] + (entries - counts.indptr[row])
+        if not (
+            np.array_equal(counts.indices[entries], counts.indices[partner])
+            and np.array_equal(counts.data[entries], counts.data[partner])
+        ):
+            return False
+    return True
 
 
 def pattern_weights(

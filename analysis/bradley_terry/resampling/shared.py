@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -98,7 +99,7 @@ def shared_resample(
             if weights == "poisson":
                 drawn = rng.poisson(1.0, size=n)
             else:
-                drawn = np.bincount(rng.integers(0, n, size=n), minlength=n)
+                drawn = np.bincount(_drawn_clusters(rng, n), minlength=n)
             if drawn.max(initial=0) > np.iinfo(np.uint16).max:  # a cluster drawn 65,536 times: never seen
                 raise ValueError("A bootstrap weight does not fit the shared weights' integers.")
             draws[replicate] = drawn
@@ -113,39 +114,60 @@ def shared_resample(
     return [np.concatenate(parts) for parts in estimates]
 
 
+def _drawn_clusters(rng: np.random.Generator, n: int) -> np.ndarray:
+    """rng.integers(0, n, size=n): below 2**32 drawn as uint32, the same numbers (numpy draws both with
+    its bounded 32-bit generator) a third faster, then widened for bincount (slow on uint32)."""
+    if n >= 2**32:
+        return rng.integers(0, n, size=n)
+    return rng.integers(0, n, size=n, dtype=np.uint32).astype(np.intp)
+
+
 @dataclass(frozen=True)
 class DenseCounts:
-    """Every table's win rows then total rows (x clusters), in the smallest unsigned integer type
-    that holds them (float64 for fractional counts), and per block of CLUSTER_BLOCK clusters the
-    largest row sum (what bounds a weighted sum in float32)."""
+    """Every table's win rows then total rows (x clusters), each distinct row held once (`rows`: where each
+    row of the stack is held; a study's questions share their total rows, one pair per page), in the
+    smallest unsigned integer type that holds them (float64 for fractional counts), and per block of
+    CLUSTER_BLOCK clusters the largest row sum (what bounds a weighted sum in float32)."""
 
     counts: np.ndarray
+    rows: np.ndarray
     block_sums: list[float]
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.counts.shape
+        return len(self.rows), self.counts.shape[1]
 
 
 def _dense_counts(tables: Iterable[DenseTable]) -> tuple[DenseCounts, list[Grouped]]:
     """The tables' counts stacked as one DenseCounts, and their binomial rows."""
-    counts, groupeds = None, []
+    counts, groupeds, rows = None, [], []
+    held: dict[bytes, list[int]] = {}  # digest of a row -> the held rows with that digest
     for table in tables:
         if counts is None:
-            counts = np.array(table.counts)
+            counts = np.zeros((0, table.counts.shape[1]), table.counts.dtype)
         elif table.counts.shape[1] != counts.shape[1]:
             raise ValueError("Tables resampled together need the same clusters.")
-        else:
-            # Grown in place (rows appended to a C-ordered array), so the stack is never held twice.
-            start, dtype = len(counts), np.result_type(counts, table.counts)
-            if dtype != counts.dtype:
-                counts = counts.astype(dtype)
-            counts.resize((start + len(table.counts), counts.shape[1]), refcheck=False)
-            counts[start:] = table.counts
+        dtype = np.result_type(counts, table.counts)
+        if dtype != counts.dtype:
+            counts = counts.astype(dtype)
+        fresh: list[np.ndarray] = []  # rows of this table not held yet
+        for row in table.counts.astype(dtype, copy=False):
+            digest = hashlib.blake2b(row, digest_size=16).digest()
+            same = [k for k in held.get(digest, []) if np.array_equal(_row(counts, fresh, k), row)]
+            if not same:
+                same = [len(counts) + len(fresh)]
+                fresh.append(row)
+                held.setdefault(digest, []).append(same[0])
+            rows.append(same[0])
+        # Grown in place (rows appended to a C-ordered array), so the stack is never held twice.
+        if fresh:
+            start = len(counts)
+            counts.resize((start + len(fresh), counts.shape[1]), refcheck=False)
+            counts[start:] = fresh
         groupeds.append(table.grouped)
         del table
     if counts is None:
-        return DenseCounts(np.zeros((0, 0), np.uint8), []), groupeds
+        return DenseCounts(np.zeros((0, 0), np.uint8), np.zeros(0, np.intp), []), groupeds
     integral = counts.dtype.kind == "u"
     block_sums = [
         float(counts[:, start : start + CLUSTER_BLOCK].sum(axis=1, dtype=np.float64).max(initial=0))
@@ -153,12 +175,17 @@ def _dense_counts(tables: Iterable[DenseTable]) -> tuple[DenseCounts, list[Group
         else np.inf
         for start in range(0, counts.shape[1], CLUSTER_BLOCK)
     ]
-    return DenseCounts(counts, block_sums), groupeds
+    return DenseCounts(counts, np.array(rows, np.intp), block_sums), groupeds
+
+
+def _row(counts: np.ndarray, fresh: list[np.ndarray], k: int) -> np.ndarray:
+    return counts[k] if k < len(counts) else fresh[k - len(counts)]
 
 
 def _weighted_row_counts(table: DenseCounts, draws: np.ndarray) -> np.ndarray:
-    """(rows x replicates) sums of the clusters' counts weighed by each replicate's draws."""
-    total = np.zeros((table.shape[0], len(draws)))
+    """(rows x replicates) sums of the clusters' counts weighed by each replicate's draws (each distinct row
+    summed once: the sums are exact, so a row shared by two tables has one sum)."""
+    total = np.zeros((len(table.counts), len(draws)))
     top = float(draws.max(initial=0))
     for block, start in enumerate(range(0, table.shape[1], CLUSTER_BLOCK)):
         part, weights = table.counts[:, start : start + CLUSTER_BLOCK], draws[:, start : start + CLUSTER_BLOCK]
@@ -166,7 +193,7 @@ def _weighted_row_counts(table: DenseCounts, draws: np.ndarray) -> np.ndarray:
             total += part.astype(np.float32) @ weights.T.astype(np.float32)
         else:
             total += part.astype(np.float64) @ weights.T.astype(np.float64)
-    return total
+    return total[table.rows]
 
 
 def prepare_dense_table(
