@@ -160,18 +160,6 @@ def tree_cpu_seconds(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def backends_cpu_seconds(database: str) -> float:
-    """CPU seconds of the PostgreSQL backends serving `database` now (their process titles name it; Linux)."""
-    total = 0
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            if f" {database} " not in cmdline.read_bytes().decode(errors="replace"):
-                continue
-            fields = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def stop(servers: list) -> None:
     for server in reversed(servers):
         server.terminate()
@@ -331,7 +319,7 @@ def measure(tree: Path, args, workdir: Path, label: str) -> dict:
                 judges=args.judges_of(label),
                 concurrency=args.concurrency,
                 healthz=args.healthz_requests,
-                meters={"server": lambda: tree_cpu_seconds(gunicorns), "database": lambda: backends_cpu_seconds(name)},
+                meters={"server": lambda: tree_cpu_seconds(gunicorns)},
             )
         )
     finally:
@@ -363,7 +351,6 @@ def measure(tree: Path, args, workdir: Path, label: str) -> dict:
         # CPU time, not wall: what a judge costs the server whatever else the machine runs (and the client's).
         "server CPU ms per judge": run["judges_cpu"]["server"] / completed * 1000,
         "server CPU ms per /healthz": run["health_cpu"]["server"] / max(1, health.requests) * 1000,
-        "database CPU ms per judge": run["judges_cpu"]["database"] / completed * 1000,
         "client CPU ms per judge": run["client_cpu"] / completed * 1000,
         **checks,
     }
@@ -384,13 +371,11 @@ def print_result(result: dict) -> None:
     per_healthz = result["server CPU ms per judge"] / max(result["server CPU ms per /healthz"], 1e-9)
     print(
         f"  server CPU per judge {result['server CPU ms per judge']:.1f} ms = {per_healthz:.0f}x a /healthz request's "
-        f"({result['server CPU ms per /healthz']:.2f} ms); PostgreSQL's {result['database CPU ms per judge']:.1f} ms, "
-        f"the load generator's {result['client CPU ms per judge']:.1f} ms"
+        f"({result['server CPU ms per /healthz']:.2f} ms); the load generator's {result['client CPU ms per judge']:.1f} ms"
     )
     skip = {"label", "tree", "commit", "command", "R", "judges", "completed", "full", "errors", "error kinds"}
     skip |= {"requests", "wall", "judges/s", "requests/s", "request p95 ms", "healthz/s"}
     skip |= {"server CPU ms per judge", "server CPU ms per /healthz", "client CPU ms per judge"}
-    skip |= {"database CPU ms per judge"}
     print("  database: " + ", ".join(f"{key} {value}" for key, value in result.items() if key not in skip))
 
 

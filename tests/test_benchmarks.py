@@ -82,11 +82,10 @@ def test_a_tiny_burst_through_the_dockerfiles_gunicorn_fills_the_study_exactly_w
     assert "cells over target (completed + reserved) 0" in out
     assert "places left 0" in out
     assert "guarantees: ok" in out
-    # What a judge cost the server and the database, in CPU time, beside the wall-clock rates.
-    cpu = re.search(r"server CPU per judge (\d+\.\d) ms = (\d+)x .*PostgreSQL's (\d+\.\d) ms", out)
+    # What a judge cost the server (its gunicorn processes) in CPU time, beside the wall-clock rates.
+    cpu = re.search(r"server CPU per judge (\d+\.\d) ms = (\d+)x", out)
     assert cpu, out
     assert float(cpu.group(1)) > 0
-    assert float(cpu.group(3)) > 0
 
 
 def test_the_coverage_benchmark_prints_every_interval_kinds_coverage_at_a_tiny_size():
