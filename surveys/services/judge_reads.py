@@ -1,12 +1,13 @@
 """The reads every judging page starts with, as statements composed once per process.
 
 A judging page reads the participant with their study (consent, demographics) or their pages with
-participant and study (the pairs, the attention check): one statement either way. Built
-through the ORM, that statement cost more CPU to compile (84 columns matched, quoted and aliased) and
-to turn into objects (the participant and study built again for each of the k rows) than the rest
-of the request's reads together. The pages that write lock the participant's row the same way. Here the SQL is written once per database connection alias from the
-models' own fields, so it follows the schema, and each row's objects are built by `Model.from_db` with
-the field converters the ORM would apply; the k pages share one participant and one study.
+participant and study (the pairs, the attention check): one statement either way; the pages that write
+lock the participant's row the same way. Built through the ORM, that statement cost more CPU to compile
+(84 columns matched, quoted and aliased) and to turn into objects (the participant and study built again
+for each of the k rows) than the rest of the request's reads together. Here the SQL is written once per
+database connection alias from the models' own fields, so it follows the schema, and each row's objects
+are built by `Model.from_db` with the field converters the ORM would apply; the k pages share one
+participant and one study.
 """
 
 from __future__ import annotations
@@ -111,24 +112,25 @@ def pages_with_participant(participant_id: int, slug: str) -> list[Assignment]:
     db = Assignment.objects.db
     statement, connection = _pages_statement(db), connections[db]
     pages: list[Assignment] = []
-    participant = None
+    participant: Participant | None = None
     for row in _rows(statement, db, [participant_id, slug]):
-        if participant is None:
-            participant = statement.tables["p"].build(row, db, connection)
-            Participant.study.field.set_cached_value(participant, statement.tables["s"].build(row, db, connection))
+        participant = participant or _with_study(statement, row, db, connection)
         page = cast(Assignment, statement.tables["a"].build(row, db, connection))
         Assignment.participant.field.set_cached_value(page, participant)
         pages.append(page)
     return sorted(pages, key=attrgetter("position"))
 
 
-def _participant(db: str, statement: _Statement, params: list) -> Participant | None:
-    rows, connection = _rows(statement, db, params), connections[db]
-    if not rows:
-        return None
-    participant = cast(Participant, statement.tables["p"].build(rows[0], db, connection))
-    Participant.study.field.set_cached_value(participant, statement.tables["s"].build(rows[0], db, connection))
+def _with_study(statement: _Statement, row: Sequence, db: str, connection) -> Participant:
+    """The row's participant, with the row's study cached on it (no query when `participant.study` is read)."""
+    participant = cast(Participant, statement.tables["p"].build(row, db, connection))
+    Participant.study.field.set_cached_value(participant, statement.tables["s"].build(row, db, connection))
     return participant
+
+
+def _participant(db: str, statement: _Statement, params: list) -> Participant | None:
+    rows = _rows(statement, db, params)
+    return _with_study(statement, rows[0], db, connections[db]) if rows else None
 
 
 def participant_with_study(participant_id: int, slug: str) -> Participant | None:
