@@ -348,7 +348,7 @@ def measure(tree: Path, args, workdir: Path, label: str) -> dict:
         "requests/s": tally.requests / wall,
         "request p95 ms": p95(tally.samples) * 1000 if tally.samples else 0.0,
         "healthz/s": health.requests / run["health_wall"],
-        # CPU time, not wall: what a judge costs the server whatever else the machine runs (and the client's).
+        # CPU time, not wall: other work on the machine moves it far less (and the load generator's own).
         "server CPU ms per judge": run["judges_cpu"]["server"] / completed * 1000,
         "server CPU ms per /healthz": run["health_cpu"]["server"] / max(1, health.requests) * 1000,
         "client CPU ms per judge": run["client_cpu"] / completed * 1000,
