@@ -162,15 +162,20 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
         every = list(cells)
         return _choose(every, _ranked_vignettes(every), k)
     with_room = cells.filter(completed__lt=F("target") - F("reserved"))
-    room_of = ("pk", "vignette_id", "target", F("completed") + F("reserved"))
-    read = [_Room(*row) for row in with_room.values_list(*room_of)]
+
+    def rooms() -> list[_Room]:
+        return [
+            _Room(*row) for row in with_room.values_list("pk", "vignette_id", "target", F("completed") + F("reserved"))
+        ]
+
+    read = rooms()
     one_at_a_time = _last_places(read, k) and connection.vendor == "postgresql"
     if one_at_a_time:
         # The last places: arrivals choose one after another, each from the counts as they are now
         # (docs/allocation.md). Released at commit; SQLite serialises its writers anyway.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LAST_PLACES_LOCK, study.pk])
-        read = [_Room(*row) for row in with_room.values_list(*room_of)]  # a fresh read, under the lock
+        read = rooms()  # a fresh read, under the lock
     order = _ranked_vignettes(read)[: SPARE_VIGNETTES * k]
     wanted = [cell.pk for vignette in order for cell in _least_filled_first(read, vignette)[:CELLS_PER_VIGNETTE]]
     # One at a time, a cell's lock is only ever held for a moment by a page being closed: wait for it.
