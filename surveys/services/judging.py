@@ -25,12 +25,13 @@ from ..models import (
 from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
+from .finish_reads import judged
 from .judge_reads import locked_participant
 from .live_content import answers_of, content_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
-from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (the median is computed in the database)
+from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (re-exported: the judging API)
 
 CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
 
@@ -220,7 +221,7 @@ def assess_quality(
     seconds_total: float,
     minimum_seconds: float,
     fast_fraction: float,
-    median_seconds: float | None,
+    median_seconds: float | None,  # noqa: F811 (the imported median_seconds is only re-exported)
 ) -> list[dict]:
     """Every quality flag a finished participant raises, most serious first, each with its reason."""
     Exclusion = Participant.Exclusion
@@ -256,16 +257,13 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
     now = now or timezone.now()
     with transaction.atomic():
         participant = _locked(participant)
-        assignments = list(participant.assignments.order_by("position"))
-        if current_step(participant, assignments).name != StepName.ATTENTION:
-            return participant  # finished already, or not there yet
+        if participation.STATUSES[participant.status].step is not None:
+            return participant  # finished already, or not judging yet
+        work = judged(participant)  # pages, picks and the study's median: one statement
+        if not work.all_pages_completed:
+            return participant  # not at the check yet
         study = participant.study
-        positions = list(
-            Judgment.objects.filter(assignment__participant=participant)
-            .order_by()
-            .values_list("winner_position", flat=True)
-        )
-        seconds_total = sum((a.seconds for a in assignments if a.seconds is not None), 0.0)
+        positions, seconds_total = work.positions, work.seconds_total
         flags = assess_quality(
             anonymised_consent=participant.anonymised_data_consent,
             attention_choice=attention_choice,
@@ -273,7 +271,7 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
             seconds_total=seconds_total,
             minimum_seconds=study.minimum_seconds,
             fast_fraction=study.fast_fraction_of_median,
-            median_seconds=median_seconds(study=study),
+            median_seconds=work.median_seconds,
         )
         failed = attention_choice != CORRECT_ATTENTION_CHOICE
         participant.attention_choice = attention_choice

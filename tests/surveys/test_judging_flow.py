@@ -332,6 +332,41 @@ def test_straight_lining_and_speed_are_flagged_with_reasons():
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("others", "cached_from", "kept_before"), [(5, 10_000, None), (6, 6, None), (0, 6, 1000.0)])
+def test_a_judge_far_faster_than_the_studys_median_is_flagged_with_it(others, cached_from, kept_before, monkeypatch):
+    from django.core.cache import cache
+
+    from surveys.services import timing
+
+    study = live_study()
+    times = [(1000.0, "completed"), (900.0, "failed-attention"), (1100.0, "completed")] + [(1000.0, "completed")] * 3
+    Participant.objects.bulk_create(  # the median is 1000 s; previews and the unfinished never count
+        Participant(study=study, prolific_pid=f"other{n}", status=status, seconds_total=seconds)
+        for n, (seconds, status) in enumerate(times[:others])
+    )
+    Participant.objects.create(
+        study=study, prolific_pid="preview", status="completed", seconds_total=1, is_preview=True
+    )
+    monkeypatch.setattr(timing, "CACHED_FROM", cached_from)
+    if kept_before is not None:  # a large study's median, kept by this process
+        cache.set(f"surveys:median-seconds:{study.pk}", kept_before)
+    client = csrf_client()
+    through_demographics(client, study)
+    try:
+        post(client, judge_all(client, study, seconds=30), {"choice": "2"})
+        participant = Participant.objects.get(prolific_pid=PID)
+        assert [flag["code"] for flag in participant.flags] == ["too-fast"]
+        assert "of the median 1000 s" in participant.flags[0]["reason"]
+        assert participant.status == Participant.Status.COMPLETED
+        assert participant.exclusion == "too-fast"
+        assert sum(c.completed for c in Cell.objects.filter(study=study)) == 0  # its places reopened
+        kept = cache.get(f"surveys:median-seconds:{study.pk}")
+        assert kept == (1000.0 if others >= cached_from or kept_before else None)
+    finally:
+        cache.clear()
+
+
+@pytest.mark.django_db
 def test_a_finished_participant_gets_the_completion_page_again_never_new_work():
     study = live_study()
     client = csrf_client()
