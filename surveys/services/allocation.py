@@ -10,15 +10,16 @@ giving back itself, are the participant lifecycle's (participation.py).
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
+from .allocation_sql import Room, cells_with_room, insert_pages, lock_cells_with_room, reserve_places
 from .judge_reads import locked_participant
 from .live_content import content_of
 from .participation import Event, apply_event
@@ -27,7 +28,7 @@ T = TypeVar("T")
 
 
 class _HasRoom(Protocol):
-    """What ranking and choosing read of a cell: a stored Cell, or a _Room read without building one."""
+    """What ranking and choosing read of a cell: a stored Cell, or a row read without building one."""
 
     @property
     def pk(self) -> int: ...
@@ -39,16 +40,18 @@ class _HasRoom(Protocol):
     def fill(self) -> int: ...
 
 
+class _PageCell(_HasRoom, Protocol):
+    """What a page is made of: a stored Cell (a preview's), or a locked row (allocation_sql.LockedCell)."""
+
+    @property
+    def answer_a_id(self) -> int: ...
+    @property
+    def answer_b_id(self) -> int: ...
+    @property
+    def a_first_count(self) -> int: ...
+
+
 C = TypeVar("C", bound=_HasRoom)
-
-
-class _Room(NamedTuple):
-    """A cell with room, as ranking reads it: a study has hundreds, and a Cell object each cost more than the rest."""
-
-    pk: int
-    vignette_id: int
-    target: int
-    fill: int
 
 
 ATTEMPTS = 30  # tries when other arrivals hold the free cells' locks for a moment
@@ -109,7 +112,7 @@ def reserve_pages(*, participant: Participant, now: datetime) -> list[Assignment
     """
     study = participant.study
     k = study.vignettes_per_participant
-    cells = _reserve_cells(study=study, k=k, preview=participant.is_preview)
+    cells = list(_reserve_cells(study=study, k=k, preview=participant.is_preview))
     if len(cells) < k:
         return None
     random.shuffle(cells)  # page order: no vignette always comes first
@@ -122,7 +125,7 @@ def reserve_pages(*, participant: Participant, now: datetime) -> list[Assignment
         assignments.append(
             Assignment(
                 participant=participant,
-                cell=cell,
+                cell_id=cell.pk,
                 vignette_id=cell.vignette_id,
                 first_answer_id=first,
                 second_answer_id=second,
@@ -132,10 +135,7 @@ def reserve_pages(*, participant: Participant, now: datetime) -> list[Assignment
                 expires_at=expires_at,
             )
         )
-    if connection.features.can_return_rows_from_bulk_insert:
-        return Assignment.objects.bulk_create(assignments)
-    Assignment.objects.bulk_create(assignments)
-    return list(participant.assignments.order_by("position"))
+    return insert_pages(assignments)
 
 
 def has_room(*, study: Study) -> bool:
@@ -149,7 +149,7 @@ def _has_room(*, study_id: int, k: int) -> bool:
     return with_room.values("vignette_id").distinct().count() >= k
 
 
-def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
+def _reserve_cells(*, study: Study, k: int, preview: bool) -> Sequence[_PageCell]:
     """k cells on k distinct vignettes, most-missing vignette first, each its least-filled cell.
 
     Three statements whatever k: the cells with room are read, the few best of the leading
@@ -157,38 +157,30 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> list[Cell]:
     and a locked row is read as it is now), the choice is made here among those, and one UPDATE
     reserves them.
     """
-    cells = Cell.objects.filter(study=study).order_by("id")
     if preview:  # a preview may look at any cell, even in a full study, and reserves nothing
-        every = list(cells)
+        every = list(Cell.objects.filter(study=study).order_by("id"))
         return _choose(every, _ranked_vignettes(every), k)
-    with_room = cells.filter(completed__lt=F("target") - F("reserved"))
-
-    def rooms() -> list[_Room]:
-        return [
-            _Room(*row) for row in with_room.values_list("pk", "vignette_id", "target", F("completed") + F("reserved"))
-        ]
-
-    read = rooms()
+    read = cells_with_room(study.pk)
     one_at_a_time = _last_places(read, k) and connection.vendor == "postgresql"
     if one_at_a_time:
         # The last places: arrivals choose one after another, each from the counts as they are now
         # (docs/allocation.md). Released at commit; SQLite serialises its writers anyway.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LAST_PLACES_LOCK, study.pk])
-        read = rooms()  # a fresh read, under the lock
+        read = cells_with_room(study.pk)  # a fresh read, under the lock
     order = _ranked_vignettes(read)[: SPARE_VIGNETTES * k]
     wanted = [cell.pk for vignette in order for cell in _least_filled_first(read, vignette)[:CELLS_PER_VIGNETTE]]
     # One at a time, a cell's lock is only ever held for a moment by a page being closed: wait for it.
-    locked = list(with_room.filter(pk__in=wanted).select_for_update(skip_locked=not one_at_a_time))
+    locked = lock_cells_with_room(study.pk, wanted, wait=one_at_a_time)
     chosen = _choose(locked, order, k)
     if len(chosen) < k:
         return chosen
     # Under the locks the room is there; the condition is kept for databases without row locks.
-    taken = with_room.filter(pk__in=[cell.pk for cell in chosen]).update(reserved=F("reserved") + 1)
+    taken = reserve_places(study.pk, [cell.pk for cell in chosen])
     return chosen if taken == k else []
 
 
-def _last_places(cells_with_room: list[_Room], k: int) -> bool:
+def _last_places(cells_with_room: list[Room], k: int) -> bool:
     """Whether the study is down to its last LAST_PLACES_JUDGES judges' places."""
     return sum(cell.target - cell.fill for cell in cells_with_room) <= LAST_PLACES_JUDGES * k
 
@@ -205,7 +197,7 @@ def _least_filled_first(cells: "list[C]", vignette_id: int) -> "list[C]":
     return sorted((c for c in cells if c.vignette_id == vignette_id), key=lambda c: (c.fill, random.random()))
 
 
-def _choose(cells: list[Cell], order: list[int], k: int) -> list[Cell]:
+def _choose(cells: "list[C]", order: list[int], k: int) -> "list[C]":
     """The least-filled of `cells` on each of the first k vignettes of `order` that has one."""
     chosen = []
     for vignette in order:
@@ -217,12 +209,12 @@ def _choose(cells: list[Cell], order: list[int], k: int) -> list[Cell]:
     return chosen
 
 
-def _a_first(*, study: Study, cell: Cell, rank: int, preview: bool) -> bool:
+def _a_first(*, study: Study, cell: _PageCell, rank: int, preview: bool) -> bool:
     """Whether the cell's answer_a (the earlier system) is shown first, by the study's order rule."""
     if study.order_rule == Study.OrderRule.BALANCED_PER_CELL:
         if preview:
             return random.random() < 0.5
-        shown = Assignment.objects.filter(cell=cell).count()  # the cell row is locked: no race
+        shown = Assignment.objects.filter(cell_id=cell.pk).count()  # the cell row is locked: no race
         a_first = cell.a_first_count * 2 <= shown
         if a_first:
             Cell.objects.filter(pk=cell.pk).update(a_first_count=F("a_first_count") + 1)

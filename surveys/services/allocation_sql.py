@@ -1,0 +1,144 @@
+"""The allocation's statements, written once per process from the models' fields (docs/allocation.md).
+
+An arrival's pages cost four statements: the study's cells with room are read, the few best are locked,
+their places reserved, and the pages stored. Through the ORM each was compiled again on every arrival and
+every locked cell built as a Cell object, which together cost the web process more CPU than the database
+took to run them. Here each statement's SQL is composed once per database alias (and number of cells),
+rows come back as tuples, and the conditions are the ORM's: a cell has room while
+`completed < target - reserved`, which every statement that reserves repeats (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+from django.db import connections
+
+from ..models import Assignment, Cell
+
+
+class Room(NamedTuple):
+    """A cell with room, as ranking reads it."""
+
+    pk: int
+    vignette_id: int
+    target: int
+    fill: int
+
+
+class LockedCell(NamedTuple):
+    """A cell with room locked for this arrival: what a page is made of."""
+
+    pk: int
+    vignette_id: int
+    target: int
+    fill: int
+    answer_a_id: int
+    answer_b_id: int
+    a_first_count: int
+
+
+def _names(db: str) -> tuple:
+    connection = connections[db]
+    return connection, connection.ops.quote_name, connection.ops.quote_name(Cell._meta.db_table)
+
+
+@functools.cache
+def _with_room(db: str) -> str:
+    _, quote, _ = _names(db)
+    completed, target, reserved = quote("completed"), quote("target"), quote("reserved")
+    return f"{quote('study_id')} = %s AND {completed} < {target} - {reserved}"
+
+
+@functools.cache
+def _rooms_sql(db: str, *, locked_of: int = 0, wait: bool = False) -> str:
+    """The study's cells with room (by id); `locked_of`: only those of that many ids, locked."""
+    connection, quote, table = _names(db)
+    fields = ["id", "vignette_id", "target"]
+    if locked_of:
+        fields += ["completed", "reserved", "answer_a_id", "answer_b_id", "a_first_count"]
+    columns = ", ".join(quote(field) for field in fields)
+    if not locked_of:
+        columns += f", {quote('completed')} + {quote('reserved')}"
+    sql = f"SELECT {columns} FROM {table} WHERE {_with_room(db)}"
+    if locked_of:
+        sql += f" AND {quote('id')} IN ({', '.join(['%s'] * locked_of)})"
+    sql += f" ORDER BY {quote('id')}"
+    if locked_of and connection.features.has_select_for_update:
+        skip = not wait and connection.features.has_select_for_update_skip_locked
+        sql += " FOR UPDATE SKIP LOCKED" if skip else " FOR UPDATE"
+    return sql
+
+
+def _rows(db: str, sql: str, params: list) -> list[tuple]:
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def cells_with_room(study_id: int) -> list[Room]:
+    """The study's cells with room now, by id (committed state, no locks)."""
+    db = Cell.objects.db
+    return [Room(*row) for row in _rows(db, _rooms_sql(db), [study_id])]
+
+
+def lock_cells_with_room(study_id: int, ids: list[int], *, wait: bool) -> list[LockedCell]:
+    """Those of `ids` that still have room, locked until the transaction ends, by id; a cell another
+    arrival holds is skipped, unless `wait`."""
+    if not ids:
+        return []
+    db = Cell.objects.db
+    rows = _rows(db, _rooms_sql(db, locked_of=len(ids), wait=wait), [study_id, *ids])
+    return [
+        LockedCell(pk, vignette, target, done + held, a, b, shown)
+        for pk, vignette, target, done, held, a, b, shown in rows
+    ]
+
+
+@functools.cache
+def _reserve_sql(db: str, count: int) -> str:
+    _, quote, table = _names(db)
+    reserved = quote("reserved")
+    ids = ", ".join(["%s"] * count)
+    return f"UPDATE {table} SET {reserved} = {reserved} + 1 WHERE {_with_room(db)} AND {quote('id')} IN ({ids})"
+
+
+def reserve_places(study_id: int, ids: list[int]) -> int:
+    """One place reserved in each of the cells `ids` that has room; how many were."""
+    db = Cell.objects.db
+    with connections[db].cursor() as cursor:
+        cursor.execute(_reserve_sql(db, len(ids)), [study_id, *ids])
+        return cursor.rowcount
+
+
+@functools.cache
+def _insert_sql(db: str, count: int) -> tuple[str, tuple]:
+    connection, quote, _ = _names(db)
+    fields = tuple(field for field in Assignment._meta.concrete_fields if not field.primary_key)
+    row = f"({', '.join(['%s'] * len(fields))})"
+    sql = (
+        f"INSERT INTO {quote(Assignment._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES {', '.join([row] * count)}"
+    )
+    if connection.features.can_return_rows_from_bulk_insert:
+        sql += f" RETURNING {quote(Assignment._meta.pk.column)}"
+    return sql, fields
+
+
+def insert_pages(pages: list[Assignment]) -> list[Assignment]:
+    """Store new pages as `bulk_create` does (one INSERT); returns them with their ids, as stored."""
+    db = Assignment.objects.db
+    connection = connections[db]
+    sql, fields = _insert_sql(db, len(pages))
+    params = [field.get_db_prep_save(field.pre_save(page, True), connection) for page in pages for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids = [row[0] for row in cursor.fetchall()] if connection.features.can_return_rows_from_bulk_insert else None
+    if ids is None:  # no RETURNING: read them back
+        participant_id = pages[0].participant_id
+        return list(Assignment.objects.filter(participant_id=participant_id).order_by("position"))
+    for page, pk in zip(pages, ids, strict=True):
+        page.pk = pk
+        page._state.adding, page._state.db = False, db
+    return pages
