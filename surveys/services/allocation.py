@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
 from .allocation_sql import Room, cells_with_room, insert_pages, lock_cells_with_room, reserve_places
-from .judge_reads import locked_participant
+from .judge_reads import locked_again
 from .live_content import content_of
 from .participation import Event, apply_event
 
@@ -91,7 +91,7 @@ def with_pages(*, participant: Participant, attempt: Callable[[Participant], T |
     swept = False
     for try_number in range(ATTEMPTS):
         with transaction.atomic():
-            locked = locked_participant(participant.pk)
+            locked = locked_again(participant)
             result = attempt(locked)
             if result is not None:
                 return result

@@ -83,16 +83,15 @@ def _pages_statement(db: str) -> _Statement:
 
 
 @functools.cache
-def _participant_statement(db: str, *, locked: bool) -> _Statement:
+def _participant_statement(db: str, *, locked: bool, with_study: bool = True) -> _Statement:
     """The participant with their study: of the study named (`slug`), or locked for an update (by id alone)."""
     connection = connections[db]
     quote = connection.ops.quote_name
-    columns, tables = _tables(connection, {"p": Participant, "s": Study})
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(Participant._meta.db_table)} p "
-        f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} "
-        f"WHERE p.{quote('id')} = %s"
-    )
+    columns, tables = _tables(connection, {"p": Participant, "s": Study} if with_study else {"p": Participant})
+    sql = f"SELECT {', '.join(columns)} FROM {quote(Participant._meta.db_table)} p "
+    if with_study:
+        sql += f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} "
+    sql += f"WHERE p.{quote('id')} = %s"
     if not locked:
         return _Statement(f"{sql} AND s.{quote('slug')} = %s", tables)
     # The participant's row only, as `select_for_update(of=("self",))`: the study's row stays free.
@@ -139,10 +138,29 @@ def participant_with_study(participant_id: int, slug: str) -> Participant | None
     return _participant(db, _participant_statement(db, locked=False), [participant_id, slug])
 
 
-def locked_participant(participant_id: int) -> Participant:
-    """The participant with their study, their row locked until the transaction ends (call inside one)."""
+def locked_participant(participant_id: int, study: Study | None = None) -> Participant:
+    """The participant with their study, their row locked until the transaction ends (call inside one).
+
+    `study`: the participant's study as the page read it already, attached rather than read again (the
+    lock is the participant's alone: the study's row was never locked, and a live study does not change).
+    """
     db = Participant.objects.db
-    found = _participant(db, _participant_statement(db, locked=True), [participant_id])
+    if study is None:
+        found = _participant(db, _participant_statement(db, locked=True), [participant_id])
+    else:
+        statement = _participant_statement(db, locked=True, with_study=False)
+        rows = _rows(statement, db, [participant_id])
+        found = cast(Participant, statement.tables["p"].build(rows[0], db, connections[db])) if rows else None
+        if found is not None:
+            if found.study_id != study.pk:
+                raise ValueError(f"Participant {participant_id} is not of study {study.pk}.")
+            Participant.study.field.set_cached_value(found, study)
     if found is None:
         raise Participant.DoesNotExist(f"No participant {participant_id}.")
     return found
+
+
+def locked_again(participant: Participant) -> Participant:
+    """`participant` read again under their row lock; their study, when read already, is kept, not read again."""
+    study = participant.study if Participant.study.is_cached(participant) else None
+    return locked_participant(participant.pk, study)

@@ -26,7 +26,7 @@ from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
 from .finish_reads import judged
-from .judge_reads import locked_participant
+from .judge_reads import locked_again
 from .live_content import answers_of, content_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participation import Event, StepName
@@ -136,7 +136,7 @@ def current_step(participant: Participant, assignments: list[Assignment] | None 
 
 
 def _locked(participant: Participant) -> Participant:
-    return locked_participant(participant.pk)
+    return locked_again(participant)
 
 
 @transaction.atomic

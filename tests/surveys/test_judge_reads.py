@@ -2,11 +2,17 @@
 
 import pytest
 from django.db import OperationalError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from surveys.models import Assignment, Participant
-from surveys.services.judge_reads import locked_participant, pages_with_participant, participant_with_study
+from surveys.services.judge_reads import (
+    locked_again,
+    locked_participant,
+    pages_with_participant,
+    participant_with_study,
+)
 from surveys.services.judging import page_content
-from tests.conftest import at_once
+from tests.conftest import at_once, make_study
 from tests.surveys.test_judging_flow import csrf_client, live_study, through_demographics
 
 
@@ -76,6 +82,25 @@ def test_the_locked_read_gives_the_participant_with_study_and_refuses_an_unknown
     assert values(found.study) == values(participant.study)
     with pytest.raises(Participant.DoesNotExist), transaction.atomic():
         locked_participant(participant.pk + 1000)
+
+
+@pytest.mark.django_db
+def test_locked_again_reads_the_participant_afresh_and_keeps_the_study_already_read():
+    study = live_study()
+    through_demographics(csrf_client(), study)
+    participant = Participant.objects.select_related("study").get()
+    Participant.objects.filter(pk=participant.pk).update(status=Participant.Status.COMPLETED)
+    with CaptureQueriesContext(connection) as captured, transaction.atomic():
+        found = locked_again(participant)
+        assert found.study is participant.study  # no second read of the study
+    assert found.status == Participant.Status.COMPLETED  # the row as it is now
+    assert len([q for q in captured.captured_queries if "SELECT" in q["sql"].upper()]) == 1
+    with transaction.atomic():
+        alone = locked_again(Participant.objects.get())  # no study read yet: read with it
+    assert values(alone.study) == values(participant.study)
+    other = make_study(slug="other")
+    with pytest.raises(ValueError, match="not of study"), transaction.atomic():
+        locked_participant(participant.pk, other)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
