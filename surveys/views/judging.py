@@ -17,7 +17,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from moraljudge.client_address import client_address
 
-from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairForm
+from ..forms.judging import (
+    AttentionForm,
+    ConsentForm,
+    DemographicsForm,
+    PairForm,
+    unbound_attention_form,
+    unbound_demographics_form,
+)
 from ..models import Assignment, Participant, Study
 from ..services.entry_limit import admit_entry
 from ..services.errors import EntryRateLimited, SessionInUse
@@ -175,7 +182,7 @@ def about_you(request, slug: str):
     participant, _step, elsewhere = _at(request, slug, StepName.DEMOGRAPHICS)
     if elsewhere:
         return elsewhere
-    form = DemographicsForm(request.POST or None)
+    form = DemographicsForm(request.POST) if request.POST else unbound_demographics_form()
     if form.is_valid():
         participant, step = demographics_recorded(participant=participant, demographics=form.cleaned_data)
         return _to_step(participant, step)
@@ -224,7 +231,10 @@ def check(request, slug: str):
         return elsewhere
     study = participant.study
     prompt, options = attention_texts(study, attention_options(study))  # in the study's language
-    form = AttentionForm(request.POST or None, prompt=prompt, options=options)
+    if request.POST:
+        form = AttentionForm(request.POST, prompt=prompt, options=options)
+    else:
+        form = unbound_attention_form(str(prompt), tuple(map(str, options)))
     if form.is_valid():
         participant = finish_participant(participant=participant, attention_choice=form.cleaned_data["choice"])
         return _to_step(participant)
