@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
-from .allocation_sql import Room, cells_with_room, insert_pages, lock_cells_with_room, reserve_places
+from .allocation_sql import Room, cells_with_room, insert_pages, lock_cells_with_room, reserve_and_insert
 from .judge_reads import locked_again
 from .live_content import content_of
 from .participation import Event, apply_event
@@ -108,11 +108,12 @@ def with_pages(*, participant: Participant, attempt: Callable[[Participant], T |
 def reserve_pages(*, participant: Participant, now: datetime) -> list[Assignment] | None:
     """Reserve and store the participant's k pages; None when not enough cells could be had.
 
-    Call in a transaction under the participant's row lock, for a participant without pages.
+    Call in a transaction under the participant's row lock, for a participant without pages; on None,
+    roll it back (the pages may be stored already: on PostgreSQL one statement reserves and stores).
     """
     study = participant.study
     k = study.vignettes_per_participant
-    cells = list(_reserve_cells(study=study, k=k, preview=participant.is_preview))
+    cells = list(_chosen_cells(study=study, k=k, preview=participant.is_preview))
     if len(cells) < k:
         return None
     random.shuffle(cells)  # page order: no vignette always comes first
@@ -135,7 +136,10 @@ def reserve_pages(*, participant: Participant, now: datetime) -> list[Assignment
                 expires_at=expires_at,
             )
         )
-    return insert_pages(assignments)
+    if participant.is_preview:
+        return insert_pages(assignments)
+    # Under the locks the room is there; the condition is kept for databases without row locks.
+    return reserve_and_insert(study.pk, [cell.pk for cell in cells], assignments)
 
 
 def has_room(*, study: Study) -> bool:
@@ -149,13 +153,12 @@ def _has_room(*, study_id: int, k: int) -> bool:
     return with_room.values("vignette_id").distinct().count() >= k
 
 
-def _reserve_cells(*, study: Study, k: int, preview: bool) -> Sequence[_PageCell]:
-    """k cells on k distinct vignettes, most-missing vignette first, each its least-filled cell.
+def _chosen_cells(*, study: Study, k: int, preview: bool) -> Sequence[_PageCell]:
+    """k cells on k distinct vignettes, most-missing vignette first, each its least-filled cell, locked.
 
-    Three statements whatever k: the cells with room are read, the few best of the leading
-    vignettes are locked together (`FOR UPDATE SKIP LOCKED`: arrivals never wait on each other,
-    and a locked row is read as it is now), the choice is made here among those, and one UPDATE
-    reserves them.
+    Two statements whatever k: the cells with room are read, the few best of the leading vignettes
+    are locked together (`FOR UPDATE SKIP LOCKED`: arrivals never wait on each other, and a locked
+    row is read as it is now), and the choice is made here among those (`reserve_pages` reserves them).
     """
     if preview:  # a preview may look at any cell, even in a full study, and reserves nothing
         every = list(Cell.objects.filter(study=study).order_by("id"))
@@ -172,12 +175,7 @@ def _reserve_cells(*, study: Study, k: int, preview: bool) -> Sequence[_PageCell
     wanted = [cell.pk for vignette in order for cell in _least_filled_first(read, vignette)[:CELLS_PER_VIGNETTE]]
     # One at a time, a cell's lock is only ever held for a moment by a page being closed: wait for it.
     locked = lock_cells_with_room(study.pk, wanted, wait=one_at_a_time)
-    chosen = _choose(locked, order, k)
-    if len(chosen) < k:
-        return chosen
-    # Under the locks the room is there; the condition is kept for databases without row locks.
-    taken = reserve_places(study.pk, [cell.pk for cell in chosen])
-    return chosen if taken == k else []
+    return _choose(locked, order, k)
 
 
 def _last_places(cells_with_room: list[Room], k: int) -> bool:

@@ -1,7 +1,8 @@
 """The allocation's statements, written once per process from the models' fields (docs/allocation.md).
 
-An arrival's pages cost four statements: the study's cells with room are read, the few best are locked,
-their places reserved, and the pages stored. Through the ORM each was compiled again on every arrival and
+An arrival's pages cost three statements: the study's cells with room are read, the few best are locked,
+and their places are reserved with the pages stored in one statement (two on SQLite, which has no `WITH`
+that writes). Through the ORM each was compiled again on every arrival and
 every locked cell built as a Cell object, which together cost the web process more CPU than the database
 took to run them. Here each statement's SQL is composed once per database alias (and number of cells),
 rows come back as tuples, and the conditions are the ORM's: a cell has room while
@@ -45,10 +46,11 @@ def _names(db: str) -> tuple:
 
 
 @functools.cache
-def _with_room(db: str) -> str:
+def _with_room(db: str, study: str = "%s") -> str:
+    """The condition of the study's (placeholder `study`) cells with room."""
     _, quote, _ = _names(db)
     completed, target, reserved = quote("completed"), quote("target"), quote("reserved")
-    return f"{quote('study_id')} = %s AND {completed} < {target} - {reserved}"
+    return f"{quote('study_id')} = {study} AND {completed} < {target} - {reserved}"
 
 
 @functools.cache
@@ -100,16 +102,33 @@ def lock_cells_with_room(study_id: int, ids: list[int], *, wait: bool) -> list[L
 def _reserve_sql(db: str, count: int) -> str:
     _, quote, table = _names(db)
     reserved = quote("reserved")
-    ids = ", ".join(["%s"] * count)
-    return f"UPDATE {table} SET {reserved} = {reserved} + 1 WHERE {_with_room(db)} AND {quote('id')} IN ({ids})"
+    ids = ", ".join(f"%(cell{n})s" for n in range(count))
+    room = _with_room(db, "%(study)s")
+    return f"UPDATE {table} SET {reserved} = {reserved} + 1 WHERE {room} AND {quote('id')} IN ({ids})"
 
 
-def reserve_places(study_id: int, ids: list[int]) -> int:
-    """One place reserved in each of the cells `ids` that has room; how many were."""
+def reserve_and_insert(study_id: int, cell_ids: list[int], pages: list[Assignment]) -> list[Assignment] | None:
+    """A place reserved in each of the cells `cell_ids` and `pages` stored; None when a cell had no room left
+    (then roll the transaction back: the pages may be stored). On PostgreSQL one statement does both."""
     db = Cell.objects.db
-    with connections[db].cursor() as cursor:
-        cursor.execute(_reserve_sql(db, len(ids)), [study_id, *ids])
-        return cursor.rowcount
+    connection = connections[db]
+    reserve = {"study": study_id, **{f"cell{n}": pk for n, pk in enumerate(cell_ids)}}
+    if connection.vendor != "postgresql":  # no data-modifying WITH
+        with connection.cursor() as cursor:
+            cursor.execute(_reserve_sql(db, len(cell_ids)), reserve)
+            taken = cursor.rowcount
+        return insert_pages(pages) if taken == len(cell_ids) else None
+    sql, params = _insert(db, pages)
+    quote = connection.ops.quote_name
+    together = (
+        f"WITH taken AS ({_reserve_sql(db, len(cell_ids))} RETURNING {quote('id')}) {sql}, (SELECT COUNT(*) FROM taken)"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(together, {**params, **reserve})
+        rows = cursor.fetchall()
+    if len(rows) != len(pages) or any(taken != len(cell_ids) for _, taken in rows):
+        return None
+    return _stored(pages, [pk for pk, _ in rows], db)
 
 
 @functools.cache
@@ -134,9 +153,7 @@ def _insert_sql(db: str, count: int, shared: frozenset[int]) -> str:
 _PAGE_FIELDS = tuple(field for field in Assignment._meta.concrete_fields if not field.primary_key)
 
 
-def insert_pages(pages: list[Assignment]) -> list[Assignment]:
-    """Store new pages as `bulk_create` does (one INSERT); returns them with their ids, as stored."""
-    db = Assignment.objects.db
+def _insert(db: str, pages: list[Assignment]) -> tuple[str, dict]:
     connection = connections[db]
     rows = [
         [field.get_db_prep_save(field.pre_save(page, True), connection) for field in _PAGE_FIELDS] for page in pages
@@ -144,13 +161,24 @@ def insert_pages(pages: list[Assignment]) -> list[Assignment]:
     shared = frozenset(i for i, value in enumerate(rows[0]) if all(row[i] == value for row in rows))
     params = {f"c{i}": rows[0][i] for i in shared}
     params.update((f"r{n}c{i}", value) for n, row in enumerate(rows) for i, value in enumerate(row) if i not in shared)
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(db, len(pages), shared), params)
-        ids = [row[0] for row in cursor.fetchall()] if connection.features.can_return_rows_from_bulk_insert else None
-    if ids is None:  # no RETURNING: read them back
-        participant_id = pages[0].participant_id
-        return list(Assignment.objects.filter(participant_id=participant_id).order_by("position"))
+    return _insert_sql(db, len(pages), shared), params
+
+
+def _stored(pages: list[Assignment], ids: list[int], db: str) -> list[Assignment]:
     for page, pk in zip(pages, ids, strict=True):
         page.pk = pk
         page._state.adding, page._state.db = False, db
     return pages
+
+
+def insert_pages(pages: list[Assignment]) -> list[Assignment]:
+    """Store new pages as `bulk_create` does (one INSERT); returns them with their ids, as stored."""
+    db = Assignment.objects.db
+    connection = connections[db]
+    sql, params = _insert(db, pages)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if connection.features.can_return_rows_from_bulk_insert:
+            return _stored(pages, [row[0] for row in cursor.fetchall()], db)
+    # No RETURNING: read them back.
+    return list(Assignment.objects.filter(participant_id=pages[0].participant_id).order_by("position"))

@@ -232,3 +232,39 @@ def test_simultaneous_arrivals_on_a_tight_design_fill_every_place():
     assert at_once(*[partial(run, p) for p in participants]) == [None] * len(participants)
     assert [(c.completed, c.reserved) for c in Cell.objects.filter(study=study)] == [(0, 5)] * 6
     assert sorted(len(assignments) for assignments in results.values()) == [0] * 8 + [5] * 6
+
+
+@pytest.mark.django_db
+def test_when_a_chosen_cell_has_no_room_left_nothing_is_reserved_or_stored():
+    """The places and the pages go together (one statement on PostgreSQL): short of k, both roll back."""
+    from django.db import transaction
+
+    from surveys.services.allocation_sql import reserve_and_insert
+
+    study = live_study(vignettes=3, vignettes_per_participant=2)
+    participant = arrive(study, 1)
+    first, second = (Cell.objects.filter(study=study, vignette=v).first() for v in study.vignettes.all()[:2])
+    Cell.objects.filter(pk=second.pk).update(completed=F("target"))  # no room
+    before = fills(study)
+    pages = [
+        Assignment(
+            participant=participant,
+            cell_id=cell.pk,
+            vignette_id=cell.vignette_id,
+            first_answer_id=cell.answer_a_id,
+            second_answer_id=cell.answer_b_id,
+            position=position,
+            expires_at=timezone.now(),
+        )
+        for position, cell in enumerate([first, second], start=1)
+    ]
+    with transaction.atomic():
+        assert reserve_and_insert(study.pk, [first.pk, second.pk], pages) is None
+        transaction.set_rollback(True)
+    assert fills(study) == before
+    assert not Assignment.objects.exists()
+    with transaction.atomic():
+        stored = reserve_and_insert(study.pk, [first.pk], pages[:1])
+    assert stored is not None
+    assert [page.pk for page in stored] == list(Assignment.objects.values_list("pk", flat=True))
+    assert Cell.objects.get(pk=first.pk).reserved == 1
