@@ -1,5 +1,6 @@
 """The judging survey's forms: consent, demographics, one page of A/B questions, the attention check."""
 
+import copy
 import unicodedata
 from functools import cache, lru_cache, partial
 from typing import TYPE_CHECKING
@@ -74,6 +75,17 @@ class SharedChoiceField(forms.ChoiceField):
 
     def valid_value(self, value) -> bool:
         return str(value) in self.values
+
+    def __deepcopy__(self, memo):
+        # Every form built copies its fields: this field's choices (and its widget's) are the shared lists
+        # above, never changed in place, so the copy shares them; the rest is copied as Field copies it.
+        result = copy.copy(self)
+        memo[id(self)] = result
+        result.widget = memo[id(self.widget)] = copy.copy(self.widget)
+        result.widget.attrs = self.widget.attrs.copy()
+        result.error_messages = self.error_messages.copy()
+        result.validators = self.validators[:]
+        return result
 
 
 def _in_language(choices: list, sort: bool, language: str | None) -> list[tuple[str, str]]:

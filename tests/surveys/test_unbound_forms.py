@@ -51,3 +51,17 @@ def test_the_empty_forms_are_shown_in_each_studys_language():
         page = client.get(url).content
         assert label in page
         assert other_language not in page
+
+
+def test_a_forms_fields_are_its_own_though_their_lists_of_choices_are_shared():
+    from surveys.forms.judging import DemographicsForm
+
+    first = DemographicsForm()
+    first.fields["country"].widget.attrs["data-changed"] = "yes"
+    first.fields["country"].error_messages["required"] = "changed"
+    first.fields["age"].validators.append(lambda value: None)
+    second = DemographicsForm()
+    assert "data-changed" not in second.fields["country"].widget.attrs
+    assert second.fields["country"].error_messages["required"] != "changed"
+    assert second.fields["age"].validators == DemographicsForm.base_fields["age"].validators
+    assert list(second.fields["country"].choices) == list(DemographicsForm.base_fields["country"].choices)
