@@ -155,12 +155,15 @@ _PAGE_FIELDS = tuple(field for field in Assignment._meta.concrete_fields if not 
 
 def _insert(db: str, pages: list[Assignment]) -> tuple[str, dict]:
     connection = connections[db]
-    rows = [
-        [field.get_db_prep_save(field.pre_save(page, True), connection) for field in _PAGE_FIELDS] for page in pages
-    ]
+    rows = [[field.pre_save(page, True) for field in _PAGE_FIELDS] for page in pages]
     shared = frozenset(i for i, value in enumerate(rows[0]) if all(row[i] == value for row in rows))
-    params = {f"c{i}": rows[0][i] for i in shared}
-    params.update((f"r{n}c{i}", value) for n, row in enumerate(rows) for i, value in enumerate(row) if i not in shared)
+    params = {f"c{i}": _PAGE_FIELDS[i].get_db_prep_save(rows[0][i], connection) for i in shared}
+    params.update(
+        (f"r{n}c{i}", _PAGE_FIELDS[i].get_db_prep_save(value, connection))
+        for n, row in enumerate(rows)
+        for i, value in enumerate(row)
+        if i not in shared
+    )
     return _insert_sql(db, len(pages), shared), params
 
 
