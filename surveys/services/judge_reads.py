@@ -2,7 +2,8 @@
 
 A judging page reads the participant with their study (consent, demographics) or their pages with
 participant and study (the pairs, the attention check): one statement either way; the pages that write
-lock the participant's row the same way. Built through the ORM, that statement cost more CPU to compile
+lock the participant's row the same way, and the entry page reads the study with the person's
+participants and its room in one. Built through the ORM, that statement cost more CPU to compile
 (84 columns matched, quoted and aliased) and to turn into objects (the participant and study built again
 for each of the k rows) than the rest of the request's reads together. Here the SQL is written once per
 database connection alias from the models' own fields, so it follows the schema, and each row's objects
@@ -21,7 +22,7 @@ from typing import Any, cast
 from django.db import connections
 from django.db.models import Model
 
-from ..models import Assignment, Participant, Study
+from ..models import Assignment, Cell, Participant, Study
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -146,3 +147,60 @@ def locked_participant(participant_id: int) -> Participant:
     if found is None:
         raise Participant.DoesNotExist(f"No participant {participant_id}.")
     return found
+
+
+@dataclass(frozen=True)
+class EntryRead:
+    """What the entry page reads in one statement: the study, its participants of one PROLIFIC_PID and the
+    one this browser is, and whether a new arrival could still get the study's k vignettes."""
+
+    study: Study
+    pid: str | None
+    participants: tuple[Participant, ...]
+    has_room: bool
+
+    def of_pid(self, pid: str) -> list[Participant] | None:
+        """The study's participants of `pid` (None when `pid` is not the one read)."""
+        return [p for p in self.participants if p.prolific_pid == pid] if pid == self.pid else None
+
+    def known(self, participant_id: int | None) -> Participant | None:
+        return next((p for p in self.participants if p.pk == participant_id), None)
+
+
+@functools.cache
+def _entry_statement(db: str) -> _Statement:
+    connection = connections[db]
+    quote = connection.ops.quote_name
+    columns, tables = _tables(connection, {"s": Study, "p": Participant})
+    cell = {name: f"c.{quote(name)}" for name in ("study_id", "vignette_id", "completed", "target", "reserved")}
+    # As allocation's `has_room`: at least k vignettes still have a cell with room.
+    room = (
+        f"(SELECT COUNT(DISTINCT {cell['vignette_id']}) FROM {quote(Cell._meta.db_table)} c "
+        f"WHERE {cell['study_id']} = s.{quote('id')} AND {cell['completed']} < {cell['target']} - {cell['reserved']})"
+        f" >= s.{quote('vignettes_per_participant')}"
+    )
+    sql = (
+        f"SELECT {', '.join(columns)}, {room} FROM {quote(Study._meta.db_table)} s "
+        f"LEFT JOIN {quote(Participant._meta.db_table)} p ON p.{quote('study_id')} = s.{quote('id')} "
+        f"AND (p.{quote('prolific_pid')} = %s OR p.{quote('id')} = %s) "
+        f"WHERE s.{quote('slug')} = %s"
+    )
+    return _Statement(sql, tables)
+
+
+def entry_read(slug: str, *, pid: str | None, participant_id: int | None) -> EntryRead | None:
+    """The study named with its participants of `pid` and the one `participant_id` (None: no such study)."""
+    db = Study.objects.db
+    statement, connection = _entry_statement(db), connections[db]
+    rows = _rows(statement, db, [pid, participant_id, slug])
+    if not rows:
+        return None
+    study = cast(Study, statement.tables["s"].build(rows[0], db, connection))
+    participants = []
+    id_column = statement.tables["p"].start + statement.tables["p"].attnames.index("id")
+    for row in rows:
+        if row[id_column] is not None:
+            participant = cast(Participant, statement.tables["p"].build(row, db, connection))
+            Participant.study.field.set_cached_value(participant, study)
+            participants.append(participant)
+    return EntryRead(study, pid, tuple(participants), bool(rows[0][-1]))

@@ -7,6 +7,7 @@ submit, the back button or a reload never duplicates or skips anything.
 
 import secrets
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,7 +26,7 @@ from ..models import (
 from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
-from .judge_reads import locked_participant
+from .judge_reads import EntryRead, locked_participant
 from .live_content import answers_of, content_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participation import Event, StepName
@@ -55,15 +56,24 @@ OTHER_SESSION = gettext_noop(
 )
 
 
-def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], None] | None = None) -> Participant:
+def enter_study(
+    *,
+    study: Study,
+    params: ProlificParams,
+    admit: Callable[[], None] | None = None,
+    read: EntryRead | None = None,
+) -> Participant:
     """The participant for this person in this session (PROLIFIC_PID and SESSION_ID): found again, else new.
 
     Resuming needs both ids, so knowing someone's PROLIFIC_PID alone writes nothing on their behalf:
     another SESSION_ID while their session is open is refused (SessionInUse) and leaves it untouched.
     `admit` is called before a new participant is created (the entry rate limit), never on a resume.
+    `read`: the entry page's read of the study (its participants of this PID, its room), used when given.
     """
     # One read for both questions: is this session known, and has this person another one open?
-    theirs = list(Participant.objects.filter(study=study, prolific_pid=params.pid).order_by())
+    theirs = read.of_pid(params.pid) if read else None
+    if theirs is None:
+        theirs = list(Participant.objects.filter(study=study, prolific_pid=params.pid).order_by())
     found = next((p for p in theirs if p.session_id == params.session_id), None)
     if found:
         return found
@@ -77,9 +87,10 @@ def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], Non
         admit()
     # A study already full turns a new arrival away at once (with the screened-out code), rather than
     # after consent and demographics; `allocate` still has the last word for those let in.
-    full = not has_room(study=study)
+    full = not (read.has_room if read else has_room(study=study))
     try:
-        with transaction.atomic():
+        # A savepoint only inside a caller's transaction: alone, the INSERT needs no BEGIN and COMMIT.
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
             return Participant.objects.create(
                 study=study,
                 prolific_pid=params.pid,

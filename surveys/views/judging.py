@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_lazy
@@ -21,7 +22,7 @@ from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairFo
 from ..models import Assignment, Participant, Study
 from ..services.entry_limit import admit_entry
 from ..services.errors import EntryRateLimited, SessionInUse
-from ..services.judge_reads import pages_with_participant, participant_with_study
+from ..services.judge_reads import entry_read, pages_with_participant, participant_with_study
 from ..services.judging import (
     Step,
     attention_options,
@@ -135,9 +136,12 @@ def _at(request, slug: str, *names: StepName):
 @require_GET
 def entry(request, slug: str):
     """/s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…; a staff user without them previews."""
-    study = get_object_or_404(Study, slug=slug)
     known = _participant_id(request, slug)
-    resuming = Participant.objects.filter(pk=known, study=study).order_by().first() if known else None
+    # One statement: the study, this person's participants of it, the one this browser is, its room.
+    read = entry_read(slug, pid=(request.GET.get("PROLIFIC_PID") or "").strip() or None, participant_id=known)
+    if read is None:
+        raise Http404("No Study matches the given query.")
+    study, resuming = read.study, read.known(known)
     staff = role_of(request.user, study) is not None  # only the study's team may try it (no query for judges)
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):
@@ -146,6 +150,7 @@ def entry(request, slug: str):
                 study=study,
                 params=lab_visitor_params() if lab else parse_prolific_params(request.GET),
                 admit=lambda: admit_entry(client_address(request)),
+                read=read,
             )
         elif resuming and not (staff and "restart" in request.GET):
             participant = resuming  # the link opened again without its parameters

@@ -3,11 +3,12 @@
 import pytest
 from django.db import OperationalError, connection, transaction
 
-from surveys.models import Assignment, Participant
-from surveys.services.judge_reads import locked_participant, pages_with_participant, participant_with_study
+from surveys.models import Assignment, Participant, Study
+from surveys.services.allocation import has_room
+from surveys.services.judge_reads import entry_read, locked_participant, pages_with_participant, participant_with_study
 from surveys.services.judging import page_content
 from tests.conftest import at_once
-from tests.surveys.test_judging_flow import csrf_client, live_study, through_demographics
+from tests.surveys.test_judging_flow import PID, csrf_client, link, live_study, through_demographics
 
 
 def values(instance) -> dict:
@@ -101,3 +102,25 @@ def test_the_locked_read_holds_the_participants_row_and_leaves_the_study_free():
         locked_participant(participant.pk)
         assert at_once(other_connection_tries) == [None]
     assert outcomes == {tables[0]: "locked", tables[1]: "free"}
+
+
+@pytest.mark.django_db
+def test_the_entry_read_gives_the_study_the_persons_participants_and_the_room_as_the_orm_would():
+    study = live_study(systems=("alpha", "beta"), vignettes=2, vignettes_per_participant=2, repetitions=1)
+    other = live_study(slug="other")
+    csrf_client().get(link(other, session="ab" * 12))  # the same person in another study: not theirs here
+    assert entry_read("nothing-here", pid=PID, participant_id=None) is None
+
+    empty = entry_read(study.slug, pid=PID, participant_id=None)
+    assert values(empty.study) == values(Study.objects.get(pk=study.pk))
+    assert (empty.participants, empty.has_room) == ((), True)
+
+    through_demographics(csrf_client(), study)  # the study's only places are taken
+    someone = Participant.objects.create(study=study, prolific_pid="someone-else", session_id="s2")
+    read = entry_read(study.slug, pid=PID, participant_id=someone.pk)
+    mine = Participant.objects.get(study=study, prolific_pid=PID)
+    assert [values(p) for p in read.of_pid(PID)] == [values(mine)]
+    assert read.of_pid("another-pid") is None  # not read: the caller reads it
+    assert values(read.known(someone.pk)) == values(someone)
+    assert read.known(None) is None
+    assert (read.has_room, has_room(study=study)) == (False, False)
