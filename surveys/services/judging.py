@@ -151,7 +151,28 @@ def _locked(participant: Participant) -> Participant:
 
 @transaction.atomic
 def record_consent(*, participant: Participant, consent: bool, anonymised: bool) -> Participant:
-    participant = _locked(participant)
+    return _consent_under_lock(_locked(participant), consent=consent, anonymised=anonymised)
+
+
+def consent_answered(*, participant_id: int | None, slug: str, consent: bool, anonymised: bool) -> Participant | None:
+    """`record_consent` for the participant of the study `slug` with this id (None when there is none).
+
+    The participant is read once, under the row lock the answer is recorded with: wherever they are,
+    an answer that does not fit their status changes nothing, and they are sent on from where they are.
+    """
+    if participant_id is None:
+        return None
+    with transaction.atomic():
+        try:
+            participant = locked_participant(participant_id)
+        except Participant.DoesNotExist:
+            return None
+        if participant.study.slug != slug:
+            return None
+        return _consent_under_lock(participant, consent=consent, anonymised=anonymised)
+
+
+def _consent_under_lock(participant: Participant, *, consent: bool, anonymised: bool) -> Participant:
     event = Event.CONSENT_GIVEN if consent else Event.CONSENT_REFUSED
     if not participation.allows(participant.status, event):
         return participant  # answered already (a double submit)

@@ -27,13 +27,13 @@ from ..services.judging import (
     Step,
     attention_options,
     completion_code,
+    consent_answered,
     current_step,
     demographics_recorded,
     enter_study,
     finish_participant,
     mark_shown,
     page_content,
-    record_consent,
     record_page,
     start_preview,
 )
@@ -164,13 +164,15 @@ def entry(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def consent(request, slug: str):
+    form = ConsentForm(request.POST or None)
+    if form.is_valid():
+        # Read once, under the lock the answer is recorded with; from elsewhere it changes nothing.
+        answered = consent_answered(participant_id=_participant_id(request, slug), slug=slug, **form.cleaned_data)
+        if answered is not None:
+            return _to_step(answered)
     participant, _step, elsewhere = _at(request, slug, StepName.CONSENT)
     if elsewhere:
         return elsewhere
-    form = ConsentForm(request.POST or None)
-    if form.is_valid():
-        participant = record_consent(participant=participant, **form.cleaned_data)
-        return _to_step(participant)
     context = {"participant": participant, "form": form, "question_count": len(content_of(participant.study).questions)}
     return render(request, "surveys/judging/consent.html", context)
 
