@@ -29,6 +29,7 @@ from .errors import EntryRefused, SessionInUse
 from .judge_reads import EntryRead, locked_participant
 from .live_content import answers_of, content_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
+from .participant_insert import create_participant
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
 from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (the median is computed in the database)
@@ -91,7 +92,7 @@ def enter_study(
     try:
         # A savepoint only inside a caller's transaction: alone, the INSERT needs no BEGIN and COMMIT.
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            return Participant.objects.create(
+            return create_participant(
                 study=study,
                 prolific_pid=params.pid,
                 prolific_study_id=params.study_id,
