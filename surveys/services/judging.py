@@ -29,7 +29,7 @@ from .errors import EntryRefused, SessionInUse
 from .judge_reads import EntryRead, locked_participant
 from .live_content import answers_of, content_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
-from .participant_insert import create_participant
+from .participant_writes import create_participant
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
 from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (the median is computed in the database)

@@ -1,11 +1,11 @@
-"""A new participant written by the composed INSERT is the row and object the ORM's create would give."""
+"""A participant written by the composed INSERT or UPDATE is the row and object the ORM would give."""
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models.signals import post_save
 
 from surveys.models import Participant
-from surveys.services.participant_insert import create_participant
+from surveys.services.participant_writes import create_participant, save_fields
 from tests.surveys.test_judge_reads import values
 from tests.surveys.test_judging_flow import live_study
 
@@ -43,3 +43,25 @@ def test_a_listener_to_a_participants_save_still_hears_it():
     finally:
         post_save.disconnect(sender=Participant, dispatch_uid="test-listen")
     assert heard == [("a" * 24, True)]
+
+
+@pytest.mark.django_db
+def test_the_composed_update_stores_the_fields_named_and_only_those():
+    study = live_study()
+    participant = create_participant(study=study, prolific_pid="a" * 24, session_id="b" * 24)
+    participant.demographics = {"age": "30-39"}
+    participant.flags = [{"code": "too-fast", "reason": "fast"}]
+    participant.status = Participant.Status.CONSENTED
+    participant.seconds_total = 12.5
+    save_fields(participant, ["demographics", "flags", "status"])
+
+    stored = Participant.objects.get(pk=participant.pk)
+    assert (stored.demographics, stored.flags, stored.status) == (
+        {"age": "30-39"},
+        [{"code": "too-fast", "reason": "fast"}],
+        Participant.Status.CONSENTED,
+    )
+    assert stored.seconds_total == 0  # not named: not written
+    Participant.objects.filter(pk=participant.pk).delete()
+    with pytest.raises(DatabaseError):
+        save_fields(participant, ["status"])
