@@ -151,27 +151,25 @@ def locked_participant(participant_id: int) -> Participant:
 
 @dataclass(frozen=True)
 class EntryRead:
-    """What the entry page reads in one statement: the study, its participants of one PROLIFIC_PID and the
+    """What the entry page reads in one statement: the study, its participants of one PROLIFIC_PID, the
     one this browser is, and whether a new arrival could still get the study's k vignettes."""
 
     study: Study
     pid: str | None
-    participants: tuple[Participant, ...]
+    participants: tuple[Participant, ...]  # of `pid`
+    resuming: Participant | None  # the participant of the study whose id this browser holds
     has_room: bool
 
     def of_pid(self, pid: str) -> list[Participant] | None:
         """The study's participants of `pid` (None when `pid` is not the one read)."""
-        return [p for p in self.participants if p.prolific_pid == pid] if pid == self.pid else None
-
-    def known(self, participant_id: int | None) -> Participant | None:
-        return next((p for p in self.participants if p.pk == participant_id), None)
+        return list(self.participants) if pid == self.pid else None
 
 
 @functools.cache
 def _entry_statement(db: str) -> _Statement:
     connection = connections[db]
     quote = connection.ops.quote_name
-    columns, tables = _tables(connection, {"s": Study, "p": Participant})
+    columns, tables = _tables(connection, {"s": Study, "p": Participant, "b": Participant})
     cell = {name: f"c.{quote(name)}" for name in ("study_id", "vignette_id", "completed", "target", "reserved")}
     # As allocation's `has_room`: at least k vignettes still have a cell with room.
     room = (
@@ -179,10 +177,12 @@ def _entry_statement(db: str) -> _Statement:
         f"WHERE {cell['study_id']} = s.{quote('id')} AND {cell['completed']} < {cell['target']} - {cell['reserved']})"
         f" >= s.{quote('vignettes_per_participant')}"
     )
+    participant, study_id = quote(Participant._meta.db_table), quote("study_id")
+    # Two joins, each over its own index (one OR would scan the table): by PROLIFIC_PID, and by the browser's id.
     sql = (
         f"SELECT {', '.join(columns)}, {room} FROM {quote(Study._meta.db_table)} s "
-        f"LEFT JOIN {quote(Participant._meta.db_table)} p ON p.{quote('study_id')} = s.{quote('id')} "
-        f"AND (p.{quote('prolific_pid')} = %s OR p.{quote('id')} = %s) "
+        f"LEFT JOIN {participant} p ON p.{study_id} = s.{quote('id')} AND p.{quote('prolific_pid')} = %s "
+        f"LEFT JOIN {participant} b ON b.{study_id} = s.{quote('id')} AND b.{quote('id')} = %s "
         f"WHERE s.{quote('slug')} = %s"
     )
     return _Statement(sql, tables)
@@ -196,11 +196,14 @@ def entry_read(slug: str, *, pid: str | None, participant_id: int | None) -> Ent
     if not rows:
         return None
     study = cast(Study, statement.tables["s"].build(rows[0], db, connection))
-    participants = []
-    id_column = statement.tables["p"].start + statement.tables["p"].attnames.index("id")
-    for row in rows:
-        if row[id_column] is not None:
-            participant = cast(Participant, statement.tables["p"].build(row, db, connection))
-            Participant.study.field.set_cached_value(participant, study)
-            participants.append(participant)
-    return EntryRead(study, pid, tuple(participants), bool(rows[0][-1]))
+
+    def participant(alias: str, row: Sequence) -> Participant | None:
+        table = statement.tables[alias]
+        if row[table.start + table.attnames.index("id")] is None:
+            return None  # no row joined
+        found = cast(Participant, table.build(row, db, connection))
+        Participant.study.field.set_cached_value(found, study)
+        return found
+
+    theirs = tuple(found for row in rows if (found := participant("p", row)) is not None)
+    return EntryRead(study, pid, theirs, participant("b", rows[0]), bool(rows[0][-1]))

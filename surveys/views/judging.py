@@ -141,7 +141,7 @@ def entry(request, slug: str):
     read = entry_read(slug, pid=(request.GET.get("PROLIFIC_PID") or "").strip() or None, participant_id=known)
     if read is None:
         raise Http404("No Study matches the given query.")
-    study, resuming = read.study, read.known(known)
+    study, resuming = read.study, read.resuming
     staff = role_of(request.user, study) is not None  # only the study's team may try it (no query for judges)
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):

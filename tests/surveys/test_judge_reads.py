@@ -121,6 +121,7 @@ def test_the_entry_read_gives_the_study_the_persons_participants_and_the_room_as
     mine = Participant.objects.get(study=study, prolific_pid=PID)
     assert [values(p) for p in read.of_pid(PID)] == [values(mine)]
     assert read.of_pid("another-pid") is None  # not read: the caller reads it
-    assert values(read.known(someone.pk)) == values(someone)
-    assert read.known(None) is None
+    assert values(read.resuming) == values(someone)
+    assert entry_read(study.slug, pid=PID, participant_id=None).resuming is None
+    assert entry_read(other.slug, pid=None, participant_id=someone.pk).resuming is None  # not of that study
     assert (read.has_room, has_room(study=study)) == (False, False)
