@@ -16,11 +16,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, cast
 
 from django.db import connections
 from django.db.models import Model
+from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
 
@@ -70,17 +70,55 @@ def _tables(connection, models: dict[str, type[Model]]) -> tuple[list[str], dict
 
 
 @functools.cache
-def _pages_statement(db: str) -> _Statement:
+def _pages_statement(db: str, *, showing: bool = False) -> _Statement:
+    """The pages with participant and study; `showing`: the page at a position is marked shown first."""
     connection = connections[db]
     quote = connection.ops.quote_name
     columns, tables = _tables(connection, {"a": Assignment, "p": Participant, "s": Study})
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(Assignment._meta.db_table)} a "
+    page_columns = len(Assignment._meta.concrete_fields)
+    shown_at = columns.index(f"a.{quote('shown_at')}")
+    # The participant and the study are the same on every page's row: sent with the first page only, so
+    # the driver converts their 60-odd columns (timestamps, JSON) once rather than k times.
+    first_only = [f"CASE WHEN row_number() OVER pages = 1 THEN {column} END" for column in columns[page_columns:]]
+    pages = (
+        f"FROM {quote(Assignment._meta.db_table)} a "
         f"JOIN {quote(Participant._meta.db_table)} p ON p.{quote('id')} = a.{quote('participant_id')} "
         f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} "
-        f"WHERE a.{quote('participant_id')} = %s AND s.{quote('slug')} = %s"
     )
-    return _Statement(sql, tables)
+    where = (
+        f"WHERE a.{quote('participant_id')} = %s AND s.{quote('slug')} = %s "
+        f"WINDOW pages AS (ORDER BY a.{quote('position')}) ORDER BY a.{quote('position')}"
+    )
+    if not showing:
+        return _Statement(f"SELECT {', '.join(columns[:page_columns] + first_only)} {pages}{where}", tables)
+    # One statement on PostgreSQL: its SELECT sees the rows as before the UPDATE, so the time just
+    # written comes from the UPDATE's RETURNING.
+    columns[shown_at] = f"COALESCE(a.{quote('shown_at')}, shown.{quote('shown_at')})"
+    select = f"SELECT {', '.join(columns[:page_columns] + first_only)} {pages}"
+    return _Statement(
+        f"WITH shown AS ({_mark_shown_sql(connection)} RETURNING {quote('id')}, {quote('shown_at')}) "
+        f"{select}LEFT JOIN shown ON shown.{quote('id')} = a.{quote('id')} {where}",
+        tables,
+    )
+
+
+def _mark_shown_sql(connection) -> str:
+    """The current page marked shown now, when it is at the position asked for and not shown before.
+
+    Parameters: the time, the participant, the position, the study's slug. Only the first open page is
+    the current one: a later page asked for (a typed address) is not shown, the judge is sent back.
+    """
+    quote = connection.ops.quote_name
+    table, reserved = quote(Assignment._meta.db_table), f"'{Assignment.Status.RESERVED}'"
+    return (
+        f"UPDATE {table} SET {quote('shown_at')} = %s WHERE {quote('participant_id')} = %s "
+        f"AND {quote('position')} = %s AND {quote('status')} = {reserved} AND {quote('shown_at')} IS NULL "
+        f"AND {quote('participant_id')} IN (SELECT p.{quote('id')} FROM {quote(Participant._meta.db_table)} p "
+        f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} WHERE s.{quote('slug')} = %s) "
+        f"AND NOT EXISTS (SELECT 1 FROM {table} earlier WHERE earlier.{quote('participant_id')} = "
+        f"{table}.{quote('participant_id')} AND earlier.{quote('status')} = {reserved} "
+        f"AND earlier.{quote('position')} < {table}.{quote('position')})"
+    )
 
 
 @functools.cache
@@ -108,18 +146,33 @@ def _rows(statement: _Statement, db: str, params: list) -> list[tuple]:
         return cursor.fetchall()
 
 
-def pages_with_participant(participant_id: int, slug: str) -> list[Assignment]:
-    """The participant's pages in position order, with the one participant and study (vignettes: live_content)."""
+def pages_with_participant(participant_id: int, slug: str, *, showing: int | None = None) -> list[Assignment]:
+    """The participant's pages in position order, with the one participant and study (vignettes: live_content).
+
+    `showing`: the position a judging page is about to show; if it is the current page, first shown now,
+    its time of first showing is written (seconds on a page count from then), in the same statement on
+    PostgreSQL.
+    """
     db = Assignment.objects.db
-    statement, connection = _pages_statement(db), connections[db]
+    connection = connections[db]
+    params: list = [participant_id, slug]
+    if showing is None:
+        statement = _pages_statement(db)
+    elif connection.vendor == "postgresql":
+        statement = _pages_statement(db, showing=True)
+        params = [timezone.now(), participant_id, showing, slug, *params]
+    else:  # no UPDATE inside WITH (SQLite): the same two steps, one after the other
+        statement = _pages_statement(db)
+        with connection.cursor() as cursor:
+            cursor.execute(_mark_shown_sql(connection), [timezone.now(), participant_id, showing, slug])
     pages: list[Assignment] = []
     participant: Participant | None = None
-    for row in _rows(statement, db, [participant_id, slug]):
-        participant = participant or _with_study(statement, row, db, connection)
+    for row in _rows(statement, db, params):
+        participant = participant or _with_study(statement, row, db, connection)  # the first row's
         page = cast(Assignment, statement.tables["a"].build(row, db, connection))
         Assignment.participant.field.set_cached_value(page, participant)
         pages.append(page)
-    return sorted(pages, key=attrgetter("position"))
+    return pages
 
 
 def _with_study(statement: _Statement, row: Sequence, db: str, connection) -> Participant:

@@ -116,12 +116,17 @@ def _to_step(participant: Participant, step: Step | None = None):
     return redirect(STEP_PAGES.get(step.name, "surveys:judging-done"), slug)
 
 
-def _at(request, slug: str, *names: StepName):
-    """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
+def _at(request, slug: str, *names: StepName, showing: int | None = None):
+    """(participant, step, None) when the participant is at one of `names`, else (…, a response).
+
+    `showing`: the judging page about to be shown, marked shown as the pages are read if it is the current one.
+    """
     participant_id = _participant_id(request, slug)
     participant, pages = None, None
     if participant_id is not None and {StepName.PAIR, StepName.ATTENTION} & set(names):
-        pages = pages_with_participant(participant_id, slug)  # one statement: pages, participant, study
+        pages = pages_with_participant(
+            participant_id, slug, showing=showing
+        )  # one statement: pages, participant, study
         participant = pages[0].participant if pages else None
     if participant is None and participant_id is not None:
         participant = participant_with_study(participant_id, slug)
@@ -191,7 +196,8 @@ def about_you(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def pair(request, slug: str, position: int):
-    participant, step, elsewhere = _at(request, slug, StepName.PAIR)
+    showing = position if request.method == "GET" else None
+    participant, step, elsewhere = _at(request, slug, StepName.PAIR, showing=showing)
     if participant is None:
         return elsewhere
     pages = {a.position: a for a in step.assignments}
@@ -218,7 +224,7 @@ def pair(request, slug: str, position: int):
         if stored is not step.assignment:  # closed before (another tab): read where the participant is
             return _to_step(participant)
         return _to_step(participant, current_step(participant, list(step.assignments)))
-    if step.assignment.shown_at is None:
+    if step.assignment.shown_at is None:  # sent back incomplete before it was ever shown (no GET)
         mark_shown(assignment=step.assignment)
     context = {"participant": participant, "step": step, "form": form, "page": page_content(step.assignment)}
     return render(request, "surveys/judging/pair.html", context)

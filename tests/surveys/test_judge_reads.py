@@ -105,6 +105,42 @@ def test_the_locked_read_holds_the_participants_row_and_leaves_the_study_free():
 
 
 @pytest.mark.django_db
+def test_showing_the_current_page_marks_it_shown_once_in_the_read_and_no_other_page(django_assert_num_queries):
+    study = live_study()
+    through_demographics(csrf_client(), study)
+    participant = Participant.objects.get()
+
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
+        pages = pages_with_participant(participant.pk, study.slug, showing=1)
+    first_shown = pages[0].shown_at
+    assert first_shown is not None  # the page as read carries the time just written
+    assert Assignment.objects.get(participant=participant, position=1).shown_at == first_shown
+    assert [page.shown_at for page in pages[1:]] == [None] * (len(pages) - 1)
+
+    again = pages_with_participant(participant.pk, study.slug, showing=1)  # a reload: the first showing counts
+    assert again[0].shown_at == first_shown
+    last = len(pages)
+    assert last > 1
+    later = pages_with_participant(participant.pk, study.slug, showing=last)  # a typed address: not the current page
+    assert later[-1].shown_at is None
+    assert Assignment.objects.filter(participant=participant, shown_at__isnull=False).count() == 1
+
+
+@pytest.mark.django_db
+def test_showing_marks_nothing_under_another_studys_slug_or_on_a_closed_page():
+    first, second = live_study(slug="first"), live_study(slug="second")
+    through_demographics(csrf_client(), first)
+    participant = Participant.objects.get()
+    assert pages_with_participant(participant.pk, second.slug, showing=1) == []
+    Assignment.objects.filter(participant=participant, position=1).update(status=Assignment.Status.COMPLETED)
+
+    pages = pages_with_participant(participant.pk, first.slug, showing=1)
+
+    assert len(pages) == first.vignettes_per_participant
+    assert not Assignment.objects.filter(participant=participant, shown_at__isnull=False).exists()
+
+
+@pytest.mark.django_db
 def test_the_entry_read_gives_the_study_the_persons_participants_and_the_room_as_the_orm_would():
     study = live_study(systems=("alpha", "beta"), vignettes=2, vignettes_per_participant=2, repetitions=1)
     other = live_study(slug="other")
