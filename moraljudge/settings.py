@@ -156,9 +156,9 @@ STATIC_MANIFEST = env_bool("STATIC_MANIFEST", not DEBUG)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "moraljudge.static_files.HashedStaticFiles"
         if STATIC_MANIFEST
-        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        else "moraljudge.static_files.StaticFiles"
     },
 }
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST

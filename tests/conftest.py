@@ -259,3 +259,11 @@ def at_once(*calls) -> list:
 def entry_rate_limit_off(settings):
     """The suite enters many participants from 127.0.0.1: the entry rate limit is off unless a test sets it."""
     settings.ENTRY_RATE_LIMIT = "off"
+
+
+@pytest.fixture(autouse=True)
+def no_shown_minutes_from_other_tests():
+    """The consent page's minutes are kept per process for a minute (services/duration.py): each test starts afresh."""
+    from surveys.services import duration
+
+    duration._shown.clear()

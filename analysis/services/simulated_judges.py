@@ -126,11 +126,18 @@ def simulate_judges(
     rng = random.Random(seed)
     questions = list(study.questions.all())
     completed = 0
-    for _ in range(judges):
-        participant, attentive = _one_participant(study=study, questions=questions, model=model, rng=rng)
-        completed += participant.status == Participant.Status.COMPLETED
-        if inattentive_ids is not None and not attentive:
-            inattentive_ids.append(participant.pk)
+    # Allocation breaks its ties with the `random` module: seeded here too, the same seed gives the same
+    # pages, whatever ran before in the process; the caller's random state is given back afterwards.
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        for _ in range(judges):
+            participant, attentive = _one_participant(study=study, questions=questions, model=model, rng=rng)
+            completed += participant.status == Participant.Status.COMPLETED
+            if inattentive_ids is not None and not attentive:
+                inattentive_ids.append(participant.pk)
+    finally:
+        random.setstate(state)
     return completed
 
 

@@ -178,21 +178,37 @@ class DemographicsForm(forms.Form):
 
 
 class PairForm(forms.Form):
-    """One forced choice between Answer A and Answer B per question of the study, nothing preselected."""
+    """One forced choice between Answer A and Answer B per question of the study, nothing preselected.
+
+    The fields depend only on the questions as shown (key and text in the active language), so they are
+    built once per such list and shared by the forms, which only read them: building five choice fields
+    anew took a tenth of a judging page's time.
+    """
 
     def __init__(self, *args, questions: list[Question], **kwargs):
         super().__init__(*args, **kwargs)
         self.questions = questions
-        for number, question in enumerate(questions, start=1):
-            self.fields[question.key] = forms.ChoiceField(
-                label=f"{number}. {question_text(question)}",
-                choices=[(Judgment.Position.FIRST, _("Answer A")), (Judgment.Position.SECOND, _("Answer B"))],
-                widget=forms.RadioSelect,
-                error_messages={"required": _("Please choose Answer A or Answer B.")},
-            )
+        shown = tuple(
+            (question.key, f"{number}. {question_text(question)}") for number, question in enumerate(questions, 1)
+        )
+        self.fields.update(_pair_fields(shown))
 
     def picks(self) -> dict[str, str]:
         return {question.key: self.cleaned_data[question.key] for question in self.questions}
+
+
+@lru_cache(maxsize=256)  # a few studies x languages; a draft's edited questions make new entries
+def _pair_fields(shown: tuple[tuple[str, str], ...]) -> dict[str, forms.Field]:
+    """The A/B fields for questions shown as (key, label); the choices and messages translate when rendered."""
+    return {
+        key: forms.ChoiceField(
+            label=label,
+            choices=[(Judgment.Position.FIRST, _("Answer A")), (Judgment.Position.SECOND, _("Answer B"))],
+            widget=forms.RadioSelect,
+            error_messages={"required": _("Please choose Answer A or Answer B.")},
+        )
+        for key, label in shown
+    }
 
 
 class AttentionForm(forms.Form):

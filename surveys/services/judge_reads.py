@@ -2,7 +2,8 @@
 
 A judging page reads the participant with their study (consent, demographics) or their pages with
 participant and study (the pairs, the attention check): one statement either way; the pages that write
-lock the participant's row the same way. Built through the ORM, that statement cost more CPU to compile
+lock the participant's row the same way, and the entry page reads the study with the person's
+participants and its room in one. Built through the ORM, that statement cost more CPU to compile
 (84 columns matched, quoted and aliased) and to turn into objects (the participant and study built again
 for each of the k rows) than the rest of the request's reads together. Here the SQL is written once per
 database connection alias from the models' own fields, so it follows the schema, and each row's objects
@@ -15,13 +16,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, cast
 
 from django.db import connections
 from django.db.models import Model
+from django.utils import timezone
 
-from ..models import Assignment, Participant, Study
+from ..models import Assignment, Cell, Participant, Study
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -69,17 +70,55 @@ def _tables(connection, models: dict[str, type[Model]]) -> tuple[list[str], dict
 
 
 @functools.cache
-def _pages_statement(db: str) -> _Statement:
+def _pages_statement(db: str, *, showing: bool = False) -> _Statement:
+    """The pages with participant and study; `showing`: the page at a position is marked shown first."""
     connection = connections[db]
     quote = connection.ops.quote_name
     columns, tables = _tables(connection, {"a": Assignment, "p": Participant, "s": Study})
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(Assignment._meta.db_table)} a "
+    page_columns = len(Assignment._meta.concrete_fields)
+    shown_at = columns.index(f"a.{quote('shown_at')}")
+    # The participant and the study are the same on every page's row: sent with the first page only, so
+    # the driver converts their 60-odd columns (timestamps, JSON) once rather than k times.
+    first_only = [f"CASE WHEN row_number() OVER pages = 1 THEN {column} END" for column in columns[page_columns:]]
+    pages = (
+        f"FROM {quote(Assignment._meta.db_table)} a "
         f"JOIN {quote(Participant._meta.db_table)} p ON p.{quote('id')} = a.{quote('participant_id')} "
         f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} "
-        f"WHERE a.{quote('participant_id')} = %s AND s.{quote('slug')} = %s"
     )
-    return _Statement(sql, tables)
+    where = (
+        f"WHERE a.{quote('participant_id')} = %s AND s.{quote('slug')} = %s "
+        f"WINDOW pages AS (ORDER BY a.{quote('position')}) ORDER BY a.{quote('position')}"
+    )
+    if not showing:
+        return _Statement(f"SELECT {', '.join(columns[:page_columns] + first_only)} {pages}{where}", tables)
+    # One statement on PostgreSQL: its SELECT sees the rows as before the UPDATE, so the time just
+    # written comes from the UPDATE's RETURNING.
+    columns[shown_at] = f"COALESCE(a.{quote('shown_at')}, shown.{quote('shown_at')})"
+    select = f"SELECT {', '.join(columns[:page_columns] + first_only)} {pages}"
+    return _Statement(
+        f"WITH shown AS ({_mark_shown_sql(connection)} RETURNING {quote('id')}, {quote('shown_at')}) "
+        f"{select}LEFT JOIN shown ON shown.{quote('id')} = a.{quote('id')} {where}",
+        tables,
+    )
+
+
+def _mark_shown_sql(connection) -> str:
+    """The current page marked shown now, when it is at the position asked for and not shown before.
+
+    Parameters: the time, the participant, the position, the study's slug. Only the first open page is
+    the current one: a later page asked for (a typed address) is not shown, the judge is sent back.
+    """
+    quote = connection.ops.quote_name
+    table, reserved = quote(Assignment._meta.db_table), f"'{Assignment.Status.RESERVED}'"
+    return (
+        f"UPDATE {table} SET {quote('shown_at')} = %s WHERE {quote('participant_id')} = %s "
+        f"AND {quote('position')} = %s AND {quote('status')} = {reserved} AND {quote('shown_at')} IS NULL "
+        f"AND {quote('participant_id')} IN (SELECT p.{quote('id')} FROM {quote(Participant._meta.db_table)} p "
+        f"JOIN {quote(Study._meta.db_table)} s ON s.{quote('id')} = p.{quote('study_id')} WHERE s.{quote('slug')} = %s) "
+        f"AND NOT EXISTS (SELECT 1 FROM {table} earlier WHERE earlier.{quote('participant_id')} = "
+        f"{table}.{quote('participant_id')} AND earlier.{quote('status')} = {reserved} "
+        f"AND earlier.{quote('position')} < {table}.{quote('position')})"
+    )
 
 
 @functools.cache
@@ -106,18 +145,33 @@ def _rows(statement: _Statement, db: str, params: list) -> list[tuple]:
         return cursor.fetchall()
 
 
-def pages_with_participant(participant_id: int, slug: str) -> list[Assignment]:
-    """The participant's pages in position order, with the one participant and study (vignettes: live_content)."""
+def pages_with_participant(participant_id: int, slug: str, *, showing: int | None = None) -> list[Assignment]:
+    """The participant's pages in position order, with the one participant and study (vignettes: live_content).
+
+    `showing`: the position a judging page is about to show; if it is the current page, first shown now,
+    its time of first showing is written (seconds on a page count from then), in the same statement on
+    PostgreSQL.
+    """
     db = Assignment.objects.db
-    statement, connection = _pages_statement(db), connections[db]
+    connection = connections[db]
+    params: list = [participant_id, slug]
+    if showing is None:
+        statement = _pages_statement(db)
+    elif connection.vendor == "postgresql":
+        statement = _pages_statement(db, showing=True)
+        params = [timezone.now(), participant_id, showing, slug, *params]
+    else:  # no UPDATE inside WITH (SQLite): the same two steps, one after the other
+        statement = _pages_statement(db)
+        with connection.cursor() as cursor:
+            cursor.execute(_mark_shown_sql(connection), [timezone.now(), participant_id, showing, slug])
     pages: list[Assignment] = []
     participant: Participant | None = None
-    for row in _rows(statement, db, [participant_id, slug]):
-        participant = participant or _with_study(statement, row, db, connection)
+    for row in _rows(statement, db, params):
+        participant = participant or _with_study(statement, row, db, connection)  # the first row's
         page = cast(Assignment, statement.tables["a"].build(row, db, connection))
         Assignment.participant.field.set_cached_value(page, participant)
         pages.append(page)
-    return sorted(pages, key=attrgetter("position"))
+    return pages
 
 
 def _with_study(statement: _Statement, row: Sequence, db: str, connection) -> Participant:
@@ -164,3 +218,63 @@ def locked_again(participant: Participant) -> Participant:
     """`participant` read again under their row lock; their study, when read already, is kept, not read again."""
     study = participant.study if Participant.study.is_cached(participant) else None
     return locked_participant(participant.pk, study)
+
+
+@dataclass(frozen=True)
+class EntryRead:
+    """What the entry page reads in one statement: the study, its participants of one PROLIFIC_PID, the
+    one this browser is, and whether a new arrival could still get the study's k vignettes."""
+
+    study: Study
+    pid: str | None
+    participants: tuple[Participant, ...]  # of `pid`
+    resuming: Participant | None  # the participant of the study whose id this browser holds
+    has_room: bool
+
+    def of_pid(self, pid: str) -> list[Participant] | None:
+        """The study's participants of `pid` (None when `pid` is not the one read)."""
+        return list(self.participants) if pid == self.pid else None
+
+
+@functools.cache
+def _entry_statement(db: str) -> _Statement:
+    connection = connections[db]
+    quote = connection.ops.quote_name
+    columns, tables = _tables(connection, {"s": Study, "p": Participant, "b": Participant})
+    cell = {name: f"c.{quote(name)}" for name in ("study_id", "vignette_id", "completed", "target", "reserved")}
+    # As allocation's `has_room`: at least k vignettes still have a cell with room.
+    room = (
+        f"(SELECT COUNT(DISTINCT {cell['vignette_id']}) FROM {quote(Cell._meta.db_table)} c "
+        f"WHERE {cell['study_id']} = s.{quote('id')} AND {cell['completed']} < {cell['target']} - {cell['reserved']})"
+        f" >= s.{quote('vignettes_per_participant')}"
+    )
+    participant, study_id = quote(Participant._meta.db_table), quote("study_id")
+    # Two joins, each over its own index (one OR would scan the table): by PROLIFIC_PID, and by the browser's id.
+    sql = (
+        f"SELECT {', '.join(columns)}, {room} FROM {quote(Study._meta.db_table)} s "
+        f"LEFT JOIN {participant} p ON p.{study_id} = s.{quote('id')} AND p.{quote('prolific_pid')} = %s "
+        f"LEFT JOIN {participant} b ON b.{study_id} = s.{quote('id')} AND b.{quote('id')} = %s "
+        f"WHERE s.{quote('slug')} = %s"
+    )
+    return _Statement(sql, tables)
+
+
+def entry_read(slug: str, *, pid: str | None, participant_id: int | None) -> EntryRead | None:
+    """The study named with its participants of `pid` and the one `participant_id` (None: no such study)."""
+    db = Study.objects.db
+    statement, connection = _entry_statement(db), connections[db]
+    rows = _rows(statement, db, [pid, participant_id, slug])
+    if not rows:
+        return None
+    study = cast(Study, statement.tables["s"].build(rows[0], db, connection))
+
+    def participant(alias: str, row: Sequence) -> Participant | None:
+        table = statement.tables[alias]
+        if row[table.start + table.attnames.index("id")] is None:
+            return None  # no row joined
+        found = cast(Participant, table.build(row, db, connection))
+        Participant.study.field.set_cached_value(found, study)
+        return found
+
+    theirs = tuple(found for row in rows if (found := participant("p", row)) is not None)
+    return EntryRead(study, pid, theirs, participant("b", rows[0]), bool(rows[0][-1]))

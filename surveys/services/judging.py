@@ -7,6 +7,7 @@ submit, the back button or a reload never duplicates or skips anything.
 
 import secrets
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -26,9 +27,10 @@ from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
 from .finish_reads import judged
-from .judge_reads import locked_again
+from .judge_reads import EntryRead, locked_again, locked_participant
 from .live_content import answers_of, content_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
+from .participant_writes import create_participant
 from .participation import Event, StepName
 from .prolific_link import ProlificParams
 from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (re-exported: the judging API)
@@ -56,15 +58,24 @@ OTHER_SESSION = gettext_noop(
 )
 
 
-def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], None] | None = None) -> Participant:
+def enter_study(
+    *,
+    study: Study,
+    params: ProlificParams,
+    admit: Callable[[], None] | None = None,
+    read: EntryRead | None = None,
+) -> Participant:
     """The participant for this person in this session (PROLIFIC_PID and SESSION_ID): found again, else new.
 
     Resuming needs both ids, so knowing someone's PROLIFIC_PID alone writes nothing on their behalf:
     another SESSION_ID while their session is open is refused (SessionInUse) and leaves it untouched.
     `admit` is called before a new participant is created (the entry rate limit), never on a resume.
+    `read`: the entry page's read of the study (its participants of this PID, its room), used when given.
     """
     # One read for both questions: is this session known, and has this person another one open?
-    theirs = list(Participant.objects.filter(study=study, prolific_pid=params.pid).order_by())
+    theirs = read.of_pid(params.pid) if read else None
+    if theirs is None:
+        theirs = list(Participant.objects.filter(study=study, prolific_pid=params.pid).order_by())
     found = next((p for p in theirs if p.session_id == params.session_id), None)
     if found:
         return found
@@ -78,10 +89,11 @@ def enter_study(*, study: Study, params: ProlificParams, admit: Callable[[], Non
         admit()
     # A study already full turns a new arrival away at once (with the screened-out code), rather than
     # after consent and demographics; `allocate` still has the last word for those let in.
-    full = not has_room(study=study)
+    full = not (read.has_room if read else has_room(study=study))
     try:
-        with transaction.atomic():
-            return Participant.objects.create(
+        # A savepoint only inside a caller's transaction: alone, the INSERT needs no BEGIN and COMMIT.
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            return create_participant(
                 study=study,
                 prolific_pid=params.pid,
                 prolific_study_id=params.study_id,
@@ -141,7 +153,28 @@ def _locked(participant: Participant) -> Participant:
 
 @transaction.atomic
 def record_consent(*, participant: Participant, consent: bool, anonymised: bool) -> Participant:
-    participant = _locked(participant)
+    return _consent_under_lock(_locked(participant), consent=consent, anonymised=anonymised)
+
+
+def consent_answered(*, participant_id: int | None, slug: str, consent: bool, anonymised: bool) -> Participant | None:
+    """`record_consent` for the participant of the study `slug` with this id (None when there is none).
+
+    The participant is read once, under the row lock the answer is recorded with: wherever they are,
+    an answer that does not fit their status changes nothing, and they are sent on from where they are.
+    """
+    if participant_id is None:
+        return None
+    with transaction.atomic():
+        try:
+            participant = locked_participant(participant_id)
+        except Participant.DoesNotExist:
+            return None
+        if participant.study.slug != slug:
+            return None
+        return _consent_under_lock(participant, consent=consent, anonymised=anonymised)
+
+
+def _consent_under_lock(participant: Participant, *, consent: bool, anonymised: bool) -> Participant:
     event = Event.CONSENT_GIVEN if consent else Event.CONSENT_REFUSED
     if not participation.allows(participant.status, event):
         return participant  # answered already (a double submit)

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
 from .errors import TransitionNotAllowed
-from .row_update import save_fields
+from .participant_writes import save_fields
 
 Status = Participant.Status
 Exclusion = Participant.Exclusion
@@ -188,7 +188,7 @@ def apply_event(
             participant.exclusion = exclusion
             fields.append("exclusion")
         if fields:
-            save_fields(participant, fields)  # one UPDATE, as save(update_fields=fields)
+            save_fields(participant, fields)  # participant.save(update_fields=fields), compiled once
         released = give_back_places(participant=participant, completed=True) if rule.gives_back else 0
     return Transition(participant, released)
 

@@ -22,5 +22,7 @@ def features_in_language(answer, features):
 
 @register.filter
 def estimated_minutes(study) -> int:
-    """{{ study|estimated_minutes }}: the time a participant should expect (surveys/services/duration.py)."""
-    return duration.estimated_minutes(study)
+    """{{ study|estimated_minutes }}: the time a participant should expect (surveys/services/duration.py).
+
+    A live study's is reused for up to a minute (`duration.shown_minutes`)."""
+    return duration.shown_minutes(study)

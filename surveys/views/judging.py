@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_lazy
@@ -28,18 +29,18 @@ from ..forms.judging import (
 from ..models import Assignment, Participant, Study
 from ..services.entry_limit import admit_entry
 from ..services.errors import EntryRateLimited, SessionInUse
-from ..services.judge_reads import pages_with_participant, participant_with_study
+from ..services.judge_reads import entry_read, pages_with_participant, participant_with_study
 from ..services.judging import (
     Step,
     attention_options,
     completion_code,
+    consent_answered,
     current_step,
     demographics_recorded,
     enter_study,
     finish_participant,
     mark_shown,
     page_content,
-    record_consent,
     record_page,
     start_preview,
 )
@@ -122,12 +123,17 @@ def _to_step(participant: Participant, step: Step | None = None):
     return redirect(STEP_PAGES.get(step.name, "surveys:judging-done"), slug)
 
 
-def _at(request, slug: str, *names: StepName):
-    """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
+def _at(request, slug: str, *names: StepName, showing: int | None = None):
+    """(participant, step, None) when the participant is at one of `names`, else (…, a response).
+
+    `showing`: the judging page about to be shown, marked shown as the pages are read if it is the current one.
+    """
     participant_id = _participant_id(request, slug)
     participant, pages = None, None
     if participant_id is not None and {StepName.PAIR, StepName.ATTENTION} & set(names):
-        pages = pages_with_participant(participant_id, slug)  # one statement: pages, participant, study
+        pages = pages_with_participant(
+            participant_id, slug, showing=showing
+        )  # one statement: pages, participant, study
         participant = pages[0].participant if pages else None
     if participant is None and participant_id is not None:
         participant = participant_with_study(participant_id, slug)
@@ -142,9 +148,12 @@ def _at(request, slug: str, *names: StepName):
 @require_GET
 def entry(request, slug: str):
     """/s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…; a staff user without them previews."""
-    study = get_object_or_404(Study, slug=slug)
     known = _participant_id(request, slug)
-    resuming = Participant.objects.filter(pk=known, study=study).order_by().first() if known else None
+    # One statement: the study, this person's participants of it, the one this browser is, its room.
+    read = entry_read(slug, pid=(request.GET.get("PROLIFIC_PID") or "").strip() or None, participant_id=known)
+    if read is None:
+        raise Http404("No Study matches the given query.")
+    study, resuming = read.study, read.resuming
     staff = role_of(request.user, study) is not None  # only the study's team may try it (no query for judges)
     try:
         if "PROLIFIC_PID" in request.GET or not (staff or resuming):
@@ -153,6 +162,7 @@ def entry(request, slug: str):
                 study=study,
                 params=lab_visitor_params() if lab else parse_prolific_params(request.GET),
                 admit=lambda: admit_entry(client_address(request)),
+                read=read,
             )
         elif resuming and not (staff and "restart" in request.GET):
             participant = resuming  # the link opened again without its parameters
@@ -166,13 +176,15 @@ def entry(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def consent(request, slug: str):
+    form = ConsentForm(request.POST or None)
+    if form.is_valid():
+        # Read once, under the lock the answer is recorded with; from elsewhere it changes nothing.
+        answered = consent_answered(participant_id=_participant_id(request, slug), slug=slug, **form.cleaned_data)
+        if answered is not None:
+            return _to_step(answered)
     participant, _step, elsewhere = _at(request, slug, StepName.CONSENT)
     if elsewhere:
         return elsewhere
-    form = ConsentForm(request.POST or None)
-    if form.is_valid():
-        participant = record_consent(participant=participant, **form.cleaned_data)
-        return _to_step(participant)
     context = {"participant": participant, "form": form, "question_count": len(content_of(participant.study).questions)}
     return render(request, "surveys/judging/consent.html", context)
 
@@ -191,7 +203,8 @@ def about_you(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def pair(request, slug: str, position: int):
-    participant, step, elsewhere = _at(request, slug, StepName.PAIR)
+    showing = position if request.method == "GET" else None
+    participant, step, elsewhere = _at(request, slug, StepName.PAIR, showing=showing)
     if participant is None:
         return elsewhere
     pages = {a.position: a for a in step.assignments}
@@ -218,7 +231,7 @@ def pair(request, slug: str, position: int):
         if stored is not step.assignment:  # closed before (another tab): read where the participant is
             return _to_step(participant)
         return _to_step(participant, current_step(participant, list(step.assignments)))
-    if step.assignment.shown_at is None:
+    if step.assignment.shown_at is None:  # sent back incomplete before it was ever shown (no GET)
         mark_shown(assignment=step.assignment)
     context = {"participant": participant, "step": step, "form": form, "page": page_content(step.assignment)}
     return render(request, "surveys/judging/pair.html", context)

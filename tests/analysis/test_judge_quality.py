@@ -1,7 +1,6 @@
 """Judge quality: the four measures, flags with reasons, the dashboard's list and sensitivity rows."""
 
 import json
-import random
 import re
 
 import pytest
@@ -23,9 +22,6 @@ def demo(db):
 
 def judged(demo, *, judges=40, inattentive=0.0, seed=4) -> list[int]:
     careless: list[int] = []
-    # Allocation breaks ties and orders pages with the `random` module: seeded, the judges' pages (and so
-    # the data every test here reads) are the same on every run, whatever ran before in the process.
-    random.seed(seed)
     simulate_judges(
         study=demo, judges=judges, abilities=STRONG, seed=seed, inattentive=inattentive, inattentive_ids=careless
     )

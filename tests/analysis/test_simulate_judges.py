@@ -1,11 +1,13 @@
 import io
 import json
+import random
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from surveys.models import Cell, Judgment, Participant
+from analysis.services.simulated_judges import simulate_judges
+from surveys.models import Assignment, Cell, Judgment, Participant
 from surveys.services.study_files import import_study
 
 DEMO = Path(__file__).resolve().parents[2] / "surveys" / "demo" / "demo.study.json"
@@ -117,3 +119,30 @@ def test_abilities_name_known_systems_and_questions(demo):
         call_command("simulate_judges", "demo", "--ability", "looks:gpt-4o=1")
     with pytest.raises(CommandError, match="between 0 and 1"):
         call_command("simulate_judges", "demo", "--inattentive", "1.5")
+
+
+def _pages_and_picks(study) -> list[tuple]:
+    return [
+        (
+            a.participant.prolific_pid == "",
+            a.position,
+            a.vignette.key,
+            a.first_answer.system.key,
+            a.second_answer.system.key,
+        )
+        for a in Assignment.objects.filter(participant__study=study).order_by("participant_id", "position")
+    ] + [
+        (j.assignment.position, j.question.key, j.winner.system.key, j.winner_position)
+        for j in Judgment.objects.filter(assignment__participant__study=study).order_by("assignment_id", "question_id")
+    ]
+
+
+def test_the_same_seed_gives_the_same_pages_and_picks_whatever_ran_before(demo):
+    again = import_study({**json.loads(DEMO.read_text(encoding="utf-8")), "slug": "demo-again"})
+    random.seed(1)
+    simulate_judges(study=demo, judges=6, abilities={"gpt-4o": 1.0}, seed=7)
+    random.random()  # other work in between moves the process's random state
+    simulate_judges(study=again, judges=6, abilities={"gpt-4o": 1.0}, seed=7)
+
+    assert _pages_and_picks(demo) == _pages_and_picks(again)
+    assert len(_pages_and_picks(demo)) == 6 * 3 + 6 * 3 * 5

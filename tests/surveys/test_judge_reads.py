@@ -4,8 +4,10 @@ import pytest
 from django.db import OperationalError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from surveys.models import Assignment, Participant
+from surveys.models import Assignment, Participant, Study
+from surveys.services.allocation import has_room
 from surveys.services.judge_reads import (
+    entry_read,
     locked_again,
     locked_participant,
     pages_with_participant,
@@ -13,7 +15,7 @@ from surveys.services.judge_reads import (
 )
 from surveys.services.judging import page_content
 from tests.conftest import at_once, make_study
-from tests.surveys.test_judging_flow import csrf_client, live_study, through_demographics
+from tests.surveys.test_judging_flow import PID, csrf_client, link, live_study, through_demographics
 
 
 def values(instance) -> dict:
@@ -126,3 +128,62 @@ def test_the_locked_read_holds_the_participants_row_and_leaves_the_study_free():
         locked_participant(participant.pk)
         assert at_once(other_connection_tries) == [None]
     assert outcomes == {tables[0]: "locked", tables[1]: "free"}
+
+
+@pytest.mark.django_db
+def test_showing_the_current_page_marks_it_shown_once_in_the_read_and_no_other_page(django_assert_num_queries):
+    study = live_study()
+    through_demographics(csrf_client(), study)
+    participant = Participant.objects.get()
+
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
+        pages = pages_with_participant(participant.pk, study.slug, showing=1)
+    first_shown = pages[0].shown_at
+    assert first_shown is not None  # the page as read carries the time just written
+    assert Assignment.objects.get(participant=participant, position=1).shown_at == first_shown
+    assert [page.shown_at for page in pages[1:]] == [None] * (len(pages) - 1)
+
+    again = pages_with_participant(participant.pk, study.slug, showing=1)  # a reload: the first showing counts
+    assert again[0].shown_at == first_shown
+    last = len(pages)
+    assert last > 1
+    later = pages_with_participant(participant.pk, study.slug, showing=last)  # a typed address: not the current page
+    assert later[-1].shown_at is None
+    assert Assignment.objects.filter(participant=participant, shown_at__isnull=False).count() == 1
+
+
+@pytest.mark.django_db
+def test_showing_marks_nothing_under_another_studys_slug_or_on_a_closed_page():
+    first, second = live_study(slug="first"), live_study(slug="second")
+    through_demographics(csrf_client(), first)
+    participant = Participant.objects.get()
+    assert pages_with_participant(participant.pk, second.slug, showing=1) == []
+    Assignment.objects.filter(participant=participant, position=1).update(status=Assignment.Status.COMPLETED)
+
+    pages = pages_with_participant(participant.pk, first.slug, showing=1)
+
+    assert len(pages) == first.vignettes_per_participant
+    assert not Assignment.objects.filter(participant=participant, shown_at__isnull=False).exists()
+
+
+@pytest.mark.django_db
+def test_the_entry_read_gives_the_study_the_persons_participants_and_the_room_as_the_orm_would():
+    study = live_study(systems=("alpha", "beta"), vignettes=2, vignettes_per_participant=2, repetitions=1)
+    other = live_study(slug="other")
+    csrf_client().get(link(other, session="ab" * 12))  # the same person in another study: not theirs here
+    assert entry_read("nothing-here", pid=PID, participant_id=None) is None
+
+    empty = entry_read(study.slug, pid=PID, participant_id=None)
+    assert values(empty.study) == values(Study.objects.get(pk=study.pk))
+    assert (empty.participants, empty.has_room) == ((), True)
+
+    through_demographics(csrf_client(), study)  # the study's only places are taken
+    someone = Participant.objects.create(study=study, prolific_pid="someone-else", session_id="s2")
+    read = entry_read(study.slug, pid=PID, participant_id=someone.pk)
+    mine = Participant.objects.get(study=study, prolific_pid=PID)
+    assert [values(p) for p in read.of_pid(PID)] == [values(mine)]
+    assert read.of_pid("another-pid") is None  # not read: the caller reads it
+    assert values(read.resuming) == values(someone)
+    assert entry_read(study.slug, pid=PID, participant_id=None).resuming is None
+    assert entry_read(other.slug, pid=None, participant_id=someone.pk).resuming is None  # not of that study
+    assert (read.has_room, has_room(study=study)) == (False, False)

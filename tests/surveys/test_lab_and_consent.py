@@ -8,9 +8,10 @@ from django.test import Client
 from surveys import constants
 from surveys.forms.judging import DemographicsForm
 from surveys.models import Participant, Study
+from surveys.services.judging import consent_answered
 from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
-from tests.surveys.test_judging_flow import DEMOGRAPHICS, csrf_client, picks, post
+from tests.surveys.test_judging_flow import DEMOGRAPHICS, csrf_client, link, live_study, picks, post
 
 pytestmark = pytest.mark.django_db
 
@@ -107,3 +108,33 @@ def test_a_study_file_carries_the_consent_texts_and_the_lab_mode_and_exports_the
     exported["slug"] = "filed-again"
     again = import_study(exported)
     assert (again.lab_study, again.ethics_reference) == (True, "REC 2026-17")
+
+
+def test_a_consent_answer_sent_again_or_from_a_later_page_changes_nothing_and_sends_the_judge_on():
+    study = live_study()
+    judge = csrf_client()
+    consent_page = judge.get(link(study)).url
+    page = judge.get(consent_page)
+    yes = {"consent": "yes", "anonymised": "yes", "csrfmiddlewaretoken": page.context["csrf_token"]}
+    first = judge.post(consent_page, yes)
+    consented_at = Participant.objects.get().consented_at
+    again = judge.post(consent_page, {**yes, "consent": "no", "anonymised": "no"})  # the back button
+    assert first.url == again.url == f"/s/{study.slug}/about-you/"
+    after_demographics = post(judge, again.url, DEMOGRAPHICS).url
+    late = judge.post(consent_page, {**yes, "consent": "no"})
+    assert late.url == after_demographics == f"/s/{study.slug}/pair/1/"
+    participant = Participant.objects.get()
+    assert (participant.status, participant.consented_at) == (Participant.Status.JUDGING, consented_at)
+    assert participant.anonymised_data_consent is True
+
+
+def test_a_consent_answer_for_another_studys_participant_changes_nothing():
+    first, second = live_study(slug="first"), live_study(slug="second")
+    csrf_client().get(link(first))
+    participant = Participant.objects.get()
+    assert consent_answered(participant_id=participant.pk, slug=second.slug, consent=True, anonymised=True) is None
+    assert consent_answered(participant_id=participant.pk + 1, slug=first.slug, consent=True, anonymised=True) is None
+    assert Participant.objects.get().status == Participant.Status.STARTED
+    found = consent_answered(participant_id=participant.pk, slug=first.slug, consent=True, anonymised=True)
+    assert found is not None
+    assert found.status == Participant.Status.CONSENTED

@@ -1,14 +1,19 @@
 """The "too fast" median is computed by the database over an index: same value, no table read into Python."""
 
+import re
 import statistics
+import time
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from surveys.models import Participant
-from surveys.services.timing import MEDIAN_NEEDS, median_seconds
+from surveys.services import duration
+from surveys.services.timing import MEDIAN_NEEDS, REFRESH_SECONDS, median_seconds
 from tests.conftest import make_study
+from tests.surveys.test_judging_flow import link, live_study
 
 
 def finish(study, times, *, prefix="p"):
@@ -115,3 +120,19 @@ def test_a_large_studys_median_is_reused_for_a_minute_and_a_small_studys_never(m
         assert median_seconds(study=large) == 500.0
     finally:
         cache.clear()
+
+
+@pytest.mark.django_db
+def test_the_consent_page_shows_the_judges_median_time_within_a_minute_of_them_finishing(monkeypatch):
+    study = live_study()  # 2 pairs of 5 questions: 90 s + 2 × (100 s + 5 × 10 s) = 390 s by the design
+
+    def minutes_shown(judge: int) -> str:
+        page = Client().get(link(study, pid=f"{judge:024x}", session=f"{judge + 100:024x}"), follow=True)
+        return re.findall(r'id="estimated-time">\s*It takes about (\d+) minutes', page.content.decode())[0]
+
+    assert minutes_shown(1) == "7"
+    finish(study, [30.0] * MEDIAN_NEEDS)  # 30 s on the pairs + 90 s: 2 minutes
+    assert minutes_shown(2) == "7"  # the figure shown a moment ago
+    later = time.monotonic() + REFRESH_SECONDS + 1
+    monkeypatch.setattr(duration, "_clock", lambda: later)  # the minute is over
+    assert minutes_shown(3) == "2"
