@@ -169,3 +169,33 @@ def test_a_study_saved_in_this_process_is_rendered_afresh():
     study.save()
 
     assert fragment.render(Context({"study": study, "text": "after"})) == "after"
+
+
+@pytest.mark.django_db
+def test_each_page_shows_its_own_progress_and_button_after_the_others_were_cached():
+    study = hostile_live_study()  # two pages a judge
+    shown = []
+    for number in range(2):  # the second judge's pages come from the first one's fragments
+        client = csrf_client()
+        pid, session = f"5f0c8a1b2c3d4e5f6a7b8c1{number}", f"70aa11bb22cc33dd44ee551{number}"
+        response = post(
+            client, client.get(link(study, pid=pid, session=session)).url, {"consent": "yes", "anonymised": "yes"}
+        )
+        url = post(client, response.url, DEMOGRAPHICS).url
+        for _page in range(2):
+            html = client.get(url).content.decode()
+            shown.append(
+                (
+                    re.search(r"<title>(.*?) ·", html).group(1),
+                    re.search(r'<p id="progress-label">(.*?)</p>', html).group(1),
+                    re.search(r'<progress max="(\d)" value="(\d)"', html).groups(),
+                    re.search(r'<button type="submit">(.*?)</button>', html).group(1),
+                )
+            )
+            url = post(client, url, dict.fromkeys(study.questions.values_list("key", flat=True), "first")).url
+
+    first_judge = [
+        ("Scenario 1 of 2", "Scenario 1 of 2", ("2", "0"), "Next scenario"),
+        ("Scenario 2 of 2", "Scenario 2 of 2", ("2", "1"), "Finish the scenarios"),
+    ]
+    assert shown == first_judge * 2
