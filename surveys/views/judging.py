@@ -131,9 +131,8 @@ def _at(request, slug: str, *names: StepName, showing: int | None = None):
     participant_id = _participant_id(request, slug)
     participant, pages = None, None
     if participant_id is not None and {StepName.PAIR, StepName.ATTENTION} & set(names):
-        pages = pages_with_participant(
-            participant_id, slug, showing=showing
-        )  # one statement: pages, participant, study
+        # One statement: the pages, the participant and the study.
+        pages = pages_with_participant(participant_id, slug, showing=showing)
         participant = pages[0].participant if pages else None
     if participant is None and participant_id is not None:
         participant = participant_with_study(participant_id, slug)
