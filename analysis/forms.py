@@ -23,6 +23,16 @@ class PowerForm(forms.Form):
         choices=[(s, s) for s in SPACINGS],
         help_text="even: abilities spread evenly from 0 to the gap; one-best: one system ahead by the gap.",
     )
+    answer_sd = forms.FloatField(
+        min_value=0.0,
+        max_value=3.0,
+        label="Answer-level SD (tau)",
+        help_text="How much an answer's quality varies beyond its system's ability (log-odds). An assumption until "
+        "this study has been refitted.",
+    )
+    order_effect = forms.FloatField(
+        min_value=-3.0, max_value=3.0, label="Order effect", help_text="Log-odds for the answer shown first."
+    )
     alpha = forms.FloatField(min_value=1e-6, max_value=0.5)
     questions = forms.IntegerField(
         min_value=1, max_value=20, help_text="Alpha is Bonferroni-divided by this (the method: 5 questions)."
@@ -114,6 +124,8 @@ class PowerForm(forms.Form):
             "vignettes_per_participant": study.vignettes_per_participant,
             "gap": 0.4,
             "spacing": "even",
+            "answer_sd": 0.4,
+            "order_effect": 0.0,
             "alpha": 0.05,
             "questions": max(study.questions.count(), 1),
             "simulations": 2000,

@@ -19,8 +19,9 @@ value reported only in words, or a system not named = 0), then
    bootstrap percentile interval and the two-way (participants x answers) cluster-robust interval.
    For a planted 0, "power" is the false-positive rate.
 
-The analysis is the dashboard's: plain Bradley-Terry per question (with `--fit-order-effect`, the
-order effect too). Output is Markdown, ready for docs/replication.md.
+The fit is the dashboard's: plain Bradley-Terry per question (with `--fit-order-effect`, the order
+effect too). The Wald columns are not the dashboard's test (it reports its headline interval with Holm;
+`manage.py power` simulates that one, docs/power.md). Output is Markdown, ready for docs/replication.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Power of the tests the analysis reports (`--test reported`): each system against the reference.
+"""Fast approximations of the reported tests' power (`--interval wald|answer-robust`), used by the PPI judge
+planning (judge.py). The dashboard's own test is simulated by reported_test.py (`--test reported`'s default).
 
 The dashboard tests every system against the reference system, per question, and adjusts the
 p-values with Holm within the question. So does this simulation: every unordered pair of
@@ -8,8 +9,9 @@ answer of system k on vignette v shifts it by u_vk ~ N(0, answer_sd^2)). Each si
 set is fitted by maximum likelihood and each system gets a two-sided test against the
 reference, either
 
-- "wald": the Wald test the dashboard reports today (model-based SE, normal reference), which
-  ignores answer-level variation: with answer_sd > 0 it rejects true nulls too often; or
+- "wald": a Wald test (model-based SE, normal reference), a fast approximation that is NOT the
+  dashboard's test (reported_test.py simulates that one) and ignores answer-level variation: with
+  answer_sd > 0 it rejects true nulls too often; or
 - "answer-robust": the vignette-clustered sandwich SE (answers cluster a comparison by its
   vignette; judges are independent in the simulation, so the judge terms of the two-way
   sandwich cancel in expectation) with a t(vignettes - 1) reference, as `cluster_robust` does.

@@ -4,10 +4,11 @@ Two tests answer different questions and have different power at the same design
 with its test's name and what it asks (issue 19: a bare "Power 0.100" beside "Power of the reported tests
 0.029" read as two answers to one question):
 - best vs worst (the source study's figure): one two-sided Wald test of the best against the worst system;
-- each system vs the reference (what the dashboard reports): Holm within a question; its power is the chance
-  of declaring a system with a true effect different, averaged over those systems.
-With a judge, the reported tests are recomputed beside it (analysis/power/judge.py); the humans-alone figure
-is the same simulation as the table's (same design and seed).
+- each system vs the reference, the test the dashboard reports: its headline interval, Holm within a question,
+  run on simulated studies with answer-level SD tau, judges and a position effect (analysis/power/reported_test.py);
+  its power is the chance of declaring a system with a true effect different, averaged over those systems.
+With a judge, PPI++ planning works on a Wald approximation of the reported tests (analysis/power/judge.py), and
+the page says so beside its humans-alone figure.
 """
 
 from __future__ import annotations
@@ -15,8 +16,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analysis import power
+from analysis.power.reported_test import INTERVAL, Design, ReportedTestPower, reported_test_power
 
-REPORTED_KEYS = ("systems", "vignettes", "repetitions", "gap", "spacing", "alpha", "questions", "simulations", "seed")
+DESIGN_KEYS = (
+    "systems",
+    "vignettes",
+    "repetitions",
+    "gap",
+    "spacing",
+    "alpha",
+    "questions",
+    "answer_sd",
+    "order_effect",
+)
+REPORTED_ONLY = ("target_power", "answer_sd", "order_effect")
+# Simulated studies of the reported test on the page (each runs the dashboard's test: about 3 ms).
+PAGE_SIMULATIONS = 500
 
 
 @dataclass(frozen=True)
@@ -34,7 +49,7 @@ class NamedTest:
 class PowerPlan:
     tests: list[NamedTest]
     best_vs_worst: power.PowerResult
-    reported: power.ReportedPowerResult
+    reported: ReportedTestPower
     judged: power.JudgePowerResult | None
     target_power: float | None
 
@@ -42,15 +57,12 @@ class PowerPlan:
 def plan_power_page(design: dict, judge_plan: dict | None) -> PowerPlan:
     """design: PowerForm.design(); judge_plan: PowerForm.judge_plan() (None without a judge)."""
     target = design.get("target_power")
-    best = power.power_analysis(**{k: v for k, v in design.items() if k != "target_power"})
+    best = power.power_analysis(**{k: v for k, v in design.items() if k not in REPORTED_ONLY})
     judged = power.judge_assisted_power(**judge_plan) if judge_plan else None
-    if judged is not None:
-        reported, reported_needed = judged.without, judged.repetitions_needed_alone
-    else:
-        reported = power.reported_power(
-            vignettes_per_participant=design["vignettes_per_participant"], **{k: design[k] for k in REPORTED_KEYS}
-        )
-        reported_needed = reported.repetitions_needed_for(target) if target else None
+    reported = reported_test_power(
+        planned_design(design), simulations=min(design["simulations"], PAGE_SIMULATIONS), seed=design["seed"] or 1
+    )
+    reported_needed = None  # the levers (more vignettes, more judges) say what reaches the target
     alpha = f"alpha {best.alpha} ÷ {best.questions} question{'s' if best.questions != 1 else ''}"
     tests = [
         NamedTest(
@@ -64,10 +76,10 @@ def plan_power_page(design: dict, judge_plan: dict | None) -> PowerPlan:
         ),
         NamedTest(
             "reported",
-            "Each system vs the reference (what the dashboard reports)",
-            f"Is each system different from the reference? One Wald test per system, Holm within a question at "
-            f"{alpha}; the power is the chance of declaring a system with a true effect different, averaged over "
-            f"those {len(reported.effects) - reported.effects.count(0.0)} systems.",
+            "Each system vs the reference (the test the dashboard reports)",
+            f"Is each system different from the reference? The dashboard's own test run on simulated studies: "
+            f"{INTERVAL} at {alpha}; the power is the chance of declaring a system with a true effect different, "
+            f"averaged over those {sum(1 for effect in reported.design.abilities[1:] if effect)} systems.",
             reported.power,
             reported.mc_se,
             reported.simulations,
@@ -75,3 +87,8 @@ def plan_power_page(design: dict, judge_plan: dict | None) -> PowerPlan:
         ),
     ]
     return PowerPlan(tests, best, reported, judged, target)
+
+
+def planned_design(design: dict) -> Design:
+    """The reported test's Design from PowerForm.design(): judges judge `vignettes_per_participant` pairs each."""
+    return Design.of(pairs_per_judge=design["vignettes_per_participant"], **{key: design[key] for key in DESIGN_KEYS})

@@ -142,9 +142,13 @@ def test_power_best_vs_worst_at_five_questions_reproduces_the_method_figure_from
     assert result["repetitions_needed_for_0.8"] <= 8
 
 
-def test_power_command_reports_each_system_against_the_reference_with_holm_by_default():
-    output = run("power", "--questions", "5", "--answer-sd", "0.3", "--simulations", "2000", "--seed", "2")
-    assert "each system vs the reference, wald test, Holm within a question at alpha 0.01" in output
+def test_power_command_runs_the_dashboards_test_by_default_and_approximations_only_when_asked():
+    output = run(
+        "power", "--questions", "5", "--answer-sd", "0.3", "--vignettes", "4", "--repetitions", "4",
+        "--simulations", "100", "--lever-simulations", "0", "--seed", "2",
+    )  # fmt: skip
+    assert "the test: judge × vignette cluster-robust (the dashboard's headline), Holm within a question" in output
+    assert "at alpha 0.01" in output
     assert "answer-level SD 0.3" in output
     assert output.count("    system ") == 6
     result = json.loads(
@@ -154,6 +158,41 @@ def test_power_command_reports_each_system_against_the_reference_with_holm_by_de
     assert result["effects"] == [0.0, 0.5]
     assert result["interval"] == "answer-robust"
     assert result["false_positive_rate"] is not None
+
+
+def test_power_json_keeps_power_and_adds_the_interval_df_levers_and_what_reaches_80_percent_with_reasons():
+    result = json.loads(
+        run(
+            "power",
+            "--systems",
+            "3",
+            "--gap",
+            "2",
+            "--vignettes",
+            "3",
+            "--repetitions",
+            "2",
+            "--answer-sd",
+            "1",
+            "--simulations",
+            "40",
+            "--lever-simulations",
+            "10",
+            "--seed",
+            "4",
+            "--json",
+        )
+    )
+    assert 0 <= result["power"] <= 1
+    assert result["interval"].startswith("judge × vignette cluster-robust")
+    assert result["df"] == 2
+    assert [point["vignettes"] for point in result["levers"]["more_vignettes"]][:2] == [3, 6]
+    assert {"vignettes_needed_for_0.8", "repetitions_needed_for_0.8"} <= set(result)
+    for key, why in (
+        ("repetitions_needed_for_0.8", "why_no_repetitions"),
+        ("vignettes_needed_for_0.8", "why_no_vignettes"),
+    ):
+        assert (result[key] is None) == bool(result[why])  # never None without a reason
 
 
 def test_power_command_refuses_reported_only_options_for_best_vs_worst_and_bad_abilities():

@@ -7,7 +7,7 @@ from tests.llm_judging.test_agreement_and_page import add_judge
 
 DESIGN = (
     "systems=7&vignettes=12&repetitions=8&vignettes_per_participant=5&gap=0.4&spacing=even"
-    "&alpha=0.05&questions=5&simulations=400&seed=1&target_power=0.8"
+    "&alpha=0.05&questions=5&simulations=400&seed=1&target_power=0.8&answer_sd=0.4&order_effect=0"
 )
 
 
@@ -37,17 +37,21 @@ def test_without_a_judge_the_page_shows_each_named_test_with_its_own_power_and_n
     html = page(staff_client, "")
     assert "With an LLM judge" not in html
     assert "Best vs worst (the source study&#x27;s figure)" in html
-    assert "Each system vs the reference (what the dashboard reports)" in html
+    assert "Each system vs the reference (the test the dashboard reports)" in html
+    assert "what the dashboard reports" not in html
+    assert "judge × vignette cluster-robust (the dashboard&#x27;s headline), Holm within a question" in html
     assert "Is the best system different from the worst? One two-sided Wald test at alpha 0.05 ÷ 5 questions." in html
     best, reported = float(named_power(html, "best-vs-worst")), float(named_power(html, "reported"))
     assert best > reported  # one test of the largest gap against several of smaller gaps, Holm-corrected
     assert "Power <strong>" not in html  # no unlabelled power figure
 
 
-def test_the_judge_section_repeats_the_reported_tests_power_and_says_when_the_judge_cannot_help(staff_client, study):
+def test_the_judge_section_says_it_is_a_wald_approximation_and_when_the_judge_cannot_help(staff_client, study):
     html = page(staff_client, "judge_agreement=0.95&human_agreement=0.85")  # no cell count: the humans' cells
-    alone = html.split("Power of each system vs the reference at this design</th><td>")[1].split("<")[0]
-    assert alone == named_power(html, "reported")  # one figure for one test, not two different numbers
+    alone = html.split("at this design (Wald approximation)</th><td>")[1].split("<")[0]
+    # The approximation ignores answer-level variation: its figure is not the reported test's, and says so.
+    assert float(alone) > float(named_power(html, "reported"))
+    assert "<strong>A Wald approximation:</strong>" in html
     assert "This judge cannot help this design:</strong> the judge covers only the humans&#x27; 252 cells" in html
     assert "are worth\n  <strong>2016</strong>" in html
     assert "The judge saves <strong>0%</strong>" in html

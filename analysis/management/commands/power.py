@@ -1,5 +1,11 @@
 """`manage.py power [--test reported|best-vs-worst] [--questions N] [--answer-sd T] ... [--json]`.
 
+`--test reported` (the default) runs the dashboard's own test on simulated studies (analysis/power/
+reported_test.py): the headline interval per system against the reference, Holm within a question, with
+answer-level SD tau, judges `--pairs-per-judge` pairs each and a position effect; then both levers (more
+vignettes, more judges) and what reaches 80% (analysis/power/levers.py). `--interval wald|answer-robust` are
+fast approximations that are NOT the dashboard's test (the PPI judge planning uses the Wald one).
+
 `--judge-agreement A [--human-agreement H] [--llm-cells N]` (reported test) adds the power and the human
 judgments needed when the humans are combined with an LLM judge by PPI++ (analysis/power/judge.py).
 
@@ -23,7 +29,11 @@ from analysis.power import (
     reported_power,
 )
 from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
+from analysis.power.levers import plan_levers
+from analysis.power.reported_test import INTERVAL, Design, ReportedTestPower, reported_test_power
 
+HEADLINE = "headline"
+DEFAULT_SIMULATIONS = {"reported": 1000, "best-vs-worst": 10_000}
 TEST_NAMES = {
     "reported": "each system vs the reference (the reported tests)",
     "best-vs-worst": "best vs worst (the source study's figure)",
@@ -32,8 +42,9 @@ TEST_NAMES = {
 
 class Command(BaseCommand):
     help = (
-        "Simulated power of a judging design: for the tests the dashboard reports (each system vs the "
-        "reference, Holm within a question), or the source study's best-vs-worst figure."
+        "Simulated power of a judging design: for the test the dashboard reports (its headline interval, each "
+        "system vs the reference, Holm within a question, run on simulated studies), or the source study's "
+        "best-vs-worst figure."
     )
 
     def add_arguments(self, parser):
@@ -61,9 +72,20 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--interval",
-            choices=INTERVALS,
-            default="wald",
-            help="reported test: Wald (as the dashboard reports) or answer-robust (vignette-clustered sandwich)",
+            choices=(HEADLINE, *INTERVALS),
+            default=HEADLINE,
+            help="reported test: headline (default: the dashboard's own test, run on simulated studies); wald and "
+            "answer-robust are fast approximations that are not what the dashboard reports",
+        )
+        parser.add_argument("--pairs-per-judge", type=int, default=5, help="reported test: pairs each judge judges")
+        parser.add_argument(
+            "--order-effect", type=float, default=0.0, help="reported test: log-odds for the answer shown first"
+        )
+        parser.add_argument(
+            "--lever-simulations",
+            type=int,
+            default=200,
+            help="reported test: simulations per point of the levers (more vignettes, more judges); 0 skips them",
         )
         parser.add_argument("--alpha", type=float, default=0.05)
         parser.add_argument(
@@ -73,7 +95,9 @@ class Command(BaseCommand):
             help="Bonferroni-correct alpha across this many questions (default 1: no correction; the method's "
             "85.6%% and the dashboard's power page divide alpha by the study's 5 questions)",
         )
-        parser.add_argument("--simulations", type=int, default=10_000)
+        parser.add_argument(
+            "--simulations", type=int, default=None, help="default 1,000 (reported) or 10,000 (best-vs-worst)"
+        )
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--vignettes-per-participant", type=int, default=5)
         parser.add_argument(
@@ -98,6 +122,12 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
+        if options["simulations"] is None:
+            options["simulations"] = DEFAULT_SIMULATIONS[options["test"]]
+        if options["test"] == "reported" and options["interval"] == HEADLINE and options["judge_agreement"] is None:
+            return self.headline(options)
+        if options["interval"] == HEADLINE:
+            options["interval"] = "wald"  # best-vs-worst, and the PPI judge planning, are Wald tests
         design = {
             key: options[key]
             for key in ("vignettes", "repetitions", "gap", "spacing", "alpha", "questions", "simulations", "seed")
@@ -107,7 +137,7 @@ class Command(BaseCommand):
             for flag, given in (
                 ("--abilities", options["abilities"] is not None),
                 ("--answer-sd", options["answer_sd"] != 0.0),
-                ("--interval", options["interval"] != "wald"),
+                ("--interval", options["interval"] not in (HEADLINE, "wald")),
                 ("--judge-agreement", options["judge_agreement"] is not None),
             )
             if given
@@ -146,6 +176,35 @@ class Command(BaseCommand):
         lines.append(f"  repetitions needed for 80% power: {needed if needed is not None else 'more than 200'}")
         self.stdout.write("\n".join(lines))
 
+    def headline(self, options) -> None:
+        """The dashboard's own test on simulated studies, then both levers and what reaches 80%."""
+        try:
+            design = Design.of(
+                systems=options["systems"],
+                gap=options["gap"],
+                spacing=options["spacing"],
+                abilities=options["abilities"],
+                vignettes=options["vignettes"],
+                repetitions=options["repetitions"],
+                pairs_per_judge=options["pairs_per_judge"],
+                answer_sd=options["answer_sd"],
+                order_effect=options["order_effect"],
+                alpha=options["alpha"],
+                questions=options["questions"],
+            )
+            seed = options["seed"] if options["seed"] is not None else 1
+            result = reported_test_power(design, simulations=options["simulations"], seed=seed)
+            levers = None
+            if options["lever_simulations"] > 0:
+                levers = plan_levers(design, simulations=options["lever_simulations"], seed=seed)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["json"]:
+            extra = levers.as_dict() if levers else {}
+            self.stdout.write(json.dumps(result.as_dict() | {"levers": extra} | _needed_keys(extra), default=float))
+            return
+        self.stdout.write("\n".join(_headline_lines(result, levers)))
+
     def with_judge(self, options, design) -> None:
         try:
             judged = judge_assisted_power(
@@ -163,7 +222,8 @@ class Command(BaseCommand):
             return
         alone = judged.without
         lines = [
-            f"Power of {TEST_NAMES['reported']}: {alone.power:.3f} humans alone, "
+            f"Power of {TEST_NAMES['reported']}, Wald approximation (not the dashboard's headline test): "
+            f"{alone.power:.3f} humans alone, "
             f"{judged.with_judge_power:.3f} with the LLM judge "
             f"(Monte Carlo SE {alone.mc_se:.3f}, {alone.simulations} simulations)",
             f"  {alone.systems} systems, {alone.vignettes} vignettes, {alone.repetitions} repetitions: "
@@ -214,3 +274,42 @@ def _numbers(text: str) -> list[float]:
         return [float(part) for part in text.split(",")]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"numbers separated by commas were expected, not {text!r}") from exc
+
+
+def _needed_keys(levers: dict) -> dict:
+    """vignettes_needed_for_0.8 and repetitions_needed_for_0.8 at the top level, each with its reason when None."""
+    if not levers:
+        return {}
+    keys = {key: levers[key] for key in levers if key.endswith("_needed_for_0.8")}
+    return keys | {"why_no_repetitions": levers["why_no_repetitions"], "why_no_vignettes": levers["why_no_vignettes"]}
+
+
+def _headline_lines(result: ReportedTestPower, levers) -> list[str]:
+    design = result.design
+    lines = [
+        f"Power of {TEST_NAMES['reported']}: {result.power:.3f} "
+        f"(Monte Carlo SE {result.mc_se:.3f}, {result.simulations} simulated studies)",
+        f"  the test: {INTERVAL}, at alpha {design.alpha / design.questions:.4g}"
+        + (f" (t with {result.df:.1f} df on average)" if result.df is not None else ""),
+        f"  {design.systems} systems, {design.vignettes} vignettes, {design.repetitions} judgments per system pair × "
+        f"vignette: {design.judgments} judgments per question, {design.judges} judges at {design.pairs_per_judge} "
+        f"pairs each; answer-level SD {design.answer_sd}, order effect {design.order_effect}",
+        "  power is the mean over the systems with a true effect; per system (effect: power):",
+    ]
+    lines += [
+        f"    system {k}: {effect:+.3f}: {power:.3f}"
+        for k, (effect, power) in enumerate(zip(design.abilities[1:], result.per_system, strict=True), start=1)
+    ]
+    if result.false_positive_rate is not None:
+        lines.append(f"  a system without a true effect declared different: {result.false_positive_rate:.3f}")
+    if result.untested:
+        lines.append(f"  studies where the dashboard shows no test: {result.untested:.3f}")
+    if levers is not None:
+        lines.append("  more vignettes (same judgments per cell): " + _points(levers.more_vignettes, "vignettes"))
+        lines.append("  more judges (same vignettes): " + _points(levers.more_judges, "judges"))
+        lines.append(f"  {levers.advice}")
+    return lines
+
+
+def _points(points, what: str) -> str:
+    return ", ".join(f"{getattr(point, what):,} {what} {point.power:.2f}" for point in points)
