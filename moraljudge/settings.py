@@ -282,6 +282,11 @@ PROLIFIC_HOURLY_RATES = {
         "recommended": env_decimal("PROLIFIC_RECOMMENDED_HOURLY_USD", "12.00"),
     },
 }
+# Prolific's service fee on every payment to participants (rewards and bonuses) and the VAT charged on that fee,
+# in percent: the confirmation pages estimate what an action costs from them (Prolific's own figures are shown
+# where its API gives them, as for bonuses). Your workspace's fee is on Prolific's pricing page and invoices.
+PROLIFIC_FEE_PERCENT = env_decimal("PROLIFIC_FEE_PERCENT", "33.33")
+PROLIFIC_VAT_PERCENT = env_decimal("PROLIFIC_VAT_PERCENT", "0")
 # Expert invitations (/r/<slug>/invite/<token>/) cannot be opened this many days after they were issued; 0: never expire.
 INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30, minimum=0)
 # A participant of a study with a Prolific study id that Prolific still does not list as a submission this
