@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0023_answer_authenticity'),
+        ('surveys', '0024_vignette_set'),
     ]
 
     operations = [
