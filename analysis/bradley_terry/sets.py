@@ -7,10 +7,13 @@ so on one set, and the model with a set interaction,
 
 is R's `BTm(..., formula = ~ system[ID] + system[ID]:set)`: its likelihood is the product of one fit per set, so
 the estimates are the per-set fits'. The difference of system k between sets s and t is lambda_k,t - lambda_k,s.
-Its variance is not the sum of the two per-set variances: a judge who judged both sets ties them, so the
-covariance comes from one sandwich over the joint coefficients (every set's abilities and order effect), clustered
-by judge and by vignette (vignettes are nested in sets), with the t reference of the study's headline interval.
-Holm's adjustment runs across the systems of each pair of sets.
+It is tested with the headline test (headline_test.py: CR2 over vignettes, the judge term as a design effect,
+Satterthwaite df) computed over the joint coefficients, every set's abilities and order effect at once, so the
+difference gets the Satterthwaite df of that contrast. Vignettes are nested in sets, so the CR2 covariance between
+two sets' coefficients is zero, and the judge term scales each coefficient's own variance: what judges who
+judged both sets share is left out of the difference's variance, which errs wide (a judge who favours a system in
+both sets moves its two estimates together, and their difference less). Each set's own abilities are the headline
+test of that set's data. Holm's adjustment runs across the systems of each pair of sets.
 
 `joint_test` is the one place that says how the joint covariance and its degrees of freedom are computed.
 """
@@ -20,19 +23,28 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import stats
 
 from .diagnostics import holm
 from .fitting import fit
+from .grouping import order_signs
+from .headline_test import (
+    INTERVAL_NAME,
+    MIN_DF,
+    HeadlineTest,
+    _cr2_per_vignette,
+    _judge_design_effect,
+    _satterthwaite,
+    headline_test,
+    why_no_test,
+)
 from .labels import codes, count_distinct
 from .results import BTResult
-from .robust import multiway_meat, sandwich, score_contributions
 
-MIN_VIGNETTES = 3  # per set, as for the headline (analysis/results/headline.py)
-INTERVAL_NAME = "cluster-robust (judge × vignette), t with the fewer clusters - 1 df"
+ORDER = -1  # the key of a set's order effect among its coefficients
 
 
 @dataclass(frozen=True)
@@ -45,10 +57,11 @@ class SetEstimates:
     p: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
-    df: float | None
+    df: np.ndarray  # Satterthwaite df per system
     n_comparisons: int
     n_judges: int
     n_vignettes: int
+    why_not: str  # "" when the set is tested, else why not (too few vignettes or judges)
 
 
 @dataclass(frozen=True)
@@ -96,13 +109,16 @@ class BySetResult:
             "sets": [
                 {
                     "set": one.name,
-                    "df": one.df,
+                    "why_not": one.why_not,
                     "n_comparisons": one.n_comparisons,
                     "n_judges": one.n_judges,
                     "n_vignettes": one.n_vignettes,
                     "items": [
                         {"item": name}
-                        | {key: _finite(getattr(one, key)[k]) for key in ("estimates", "se", "p", "ci_low", "ci_high")}
+                        | {
+                            key: _finite(getattr(one, key)[k])
+                            for key in ("estimates", "se", "p", "ci_low", "ci_high", "df")
+                        }
                         for k, name in enumerate(self.item_names)
                     ],
                 }
@@ -114,16 +130,26 @@ class BySetResult:
 
 @dataclass(frozen=True)
 class JointTest:
-    """The joint covariance of every set's coefficients, and the t reference of a contrast of them."""
+    """The headline covariance of every set's coefficients at once, and the test of a contrast of them."""
 
-    covariance: np.ndarray  # (coefficients of set 0, of set 1, ...); fixed (reference) rows zero
-    offsets: list[int]  # where each set's coefficients start
-    df: float | None
+    columns: dict[tuple[int, int], int]  # (set, item) -> its coefficient; the reference and empty items have none
+    cr2: np.ndarray  # CR2 covariance of the free coefficients over vignettes, before the judge term
+    design_effect: np.ndarray  # per free coefficient, the judge term (>= 1)
+    cluster_gg: np.ndarray = field(repr=False)  # Satterthwaite pieces per vignette (headline_test's)
+    cluster_h: np.ndarray = field(repr=False)
 
-    def contrast(self, weights: np.ndarray) -> tuple[float | None, float | None]:
-        """The SE and df of sum(weights * coefficients); SE None when its variance is not positive."""
-        variance = float(weights @ self.covariance @ weights)
-        return (math.sqrt(variance) if variance > 0 and math.isfinite(variance) else None), self.df
+    def contrast(self, weights: dict[tuple[int, int], float]) -> tuple[float | None, float | None]:
+        """The SE and Satterthwaite df of sum(weight * lambda_item,set) over (set, item) keys; (None, None) when a
+        weighted ability has no coefficient (the reference counts as 0) or the variance is not positive."""
+        scaled = np.zeros(len(self.cr2))
+        for key, weight in weights.items():
+            if key not in self.columns:
+                return None, None
+            scaled[self.columns[key]] = weight * math.sqrt(self.design_effect[self.columns[key]])
+        variance = float(scaled @ self.cr2 @ scaled)
+        if not (variance > 0 and math.isfinite(variance)):
+            return None, None
+        return math.sqrt(variance), _satterthwaite(scaled, self.cluster_gg, self.cluster_h)
 
 
 def by_set(
@@ -151,22 +177,37 @@ def by_set(
     order = list(set_order) if set_order is not None else sorted(set(labels.tolist()))
     judges, vignettes = codes(np.asarray(judges)), codes(np.asarray(vignettes))
     weights = np.ones(len(winners)) if counts is None else np.asarray(counts, float)
+    first = None if first is None else np.asarray(first, np.int64)
     masks = [labels == name for name in order]
+    set_of = np.full(len(winners), -1)
+    for s, mask in enumerate(masks):
+        set_of[mask] = s
+    if (set_of < 0).any():
+        raise ValueError(f"every comparison's set must be one of {', '.join(order)}.")
     fits = [
         fit(winners[m], losers[m], n_items, reference=reference, counts=weights[m],
-            first=None if first is None else np.asarray(first)[m], item_names=names)
+            first=None if first is None else first[m], item_names=names)
         for m in masks
     ]  # fmt: skip
-    joint = joint_test(fits, masks, winners, losers, weights=weights, first=first, judges=judges, vignettes=vignettes)
+    tests = [
+        headline_test(winners[m], losers[m], n_items, reference=reference, judges=judges[m], vignettes=vignettes[m],
+                      first=None if first is None else first[m], counts=weights[m], item_names=names, level=level,
+                      fitted=fits[s])
+        for s, m in enumerate(masks)
+    ]  # fmt: skip
+    joint = joint_test(
+        fits, set_of, winners, losers, reference=reference, weights=weights, first=first, judges=judges,
+        vignettes=vignettes,
+    )  # fmt: skip
     estimates = [np.asarray(one.estimates, float)[:n_items] for one in fits]
-    per_set = [
-        _set_estimates(name, estimates[s], joint, s, n_items, reference, masks[s], judges, vignettes, level)
-        for s, name in enumerate(order)
-    ]
+    per_set = [_set_estimates(name, tests[s], int(masks[s].sum())) for s, name in enumerate(order)]
     differences: list[SetDifference] = []
     for s in range(1, len(order)):
+        why = why_no_test(min(tests[0].n_vignettes, tests[s].n_vignettes), count_distinct(judges[masks[0] | masks[s]]))
         pair = [
-            _difference(names[k], (order[0], order[s]), estimates[s][k] - estimates[0][k], joint, 0, s, k, level)
+            _difference(
+                names[k], (order[0], order[s]), estimates[s][k] - estimates[0][k], joint, 0, s, k, level, why=why
+            )
             for k in range(n_items)
             if k != reference
         ]
@@ -177,63 +218,76 @@ def by_set(
 
 def joint_test(
     fits: list[BTResult],
-    masks: list[np.ndarray],
+    set_of: np.ndarray,
     winners: np.ndarray,
     losers: np.ndarray,
     *,
+    reference: int,
     weights: np.ndarray,
     first: np.ndarray | None,
     judges: np.ndarray,
     vignettes: np.ndarray,
 ) -> JointTest:
-    """The sandwich over every set's coefficients at once, clustered by judge and by vignette (vcovCL's two-way,
-    HC0), t with the fewer of judges and vignettes - 1 df: the headline interval's rule, on the joint model."""
-    blocks, breads, offsets, offset = [], [], [], 0
-    for one, mask in zip(fits, masks, strict=True):
-        assert one.covariance is not None  # every fit sets it
-        scores = score_contributions(
-            one, winners[mask], losers[mask], counts=weights[mask], first=None if first is None else first[mask]
-        )
-        placed = sparse.lil_matrix((len(winners), scores.shape[1]))
-        placed[np.flatnonzero(mask)] = scores
-        blocks.append(placed.tocsr())
-        breads.append(np.nan_to_num(one.covariance))
-        offsets.append(offset)
-        offset += scores.shape[1]
-    scores = sparse.hstack(blocks).tocsr()
-    bread = _block_diagonal(breads)
-    meat = multiway_meat(scores, [judges, vignettes])
-    df = min(count_distinct(judges), count_distinct(vignettes)) - 1
-    return JointTest(sandwich(bread, meat, n=len(winners)), offsets, float(df))
+    """The headline test's covariance (headline_test.py: CR2 over vignettes, the judge term as a design effect,
+    Satterthwaite df) over the coefficients of every set's fit at once. `set_of` numbers each comparison's set
+    (an index into `fits`); vignettes are nested in sets."""
+    n_items = len(fits[0].item_names)
+    a, b = np.minimum(winners, losers), np.maximum(winners, losers)
+    signs = order_signs(winners, losers, first)
+    a_side = np.where(winners == a, signs, -signs).astype(np.int64)
+    columns: dict[tuple[int, int], int] = {}
+    thetas, finite = [], np.zeros((len(fits), n_items), bool)
+    for s, one in enumerate(fits):
+        theta = one.coefficients()
+        finite[s] = np.isfinite(np.asarray(one.estimates, float)[:n_items])
+        for k in np.flatnonzero(finite[s]):
+            if k != reference:
+                columns[(s, int(k))] = len(columns)
+                thetas.append(theta[k])
+        if len(theta) > n_items:  # this set's order effect
+            columns[(s, ORDER)] = len(columns)
+            thetas.append(theta[n_items])
+    keep = finite[set_of, a] & finite[set_of, b] & (weights > 0)
+    key = np.stack([set_of, codes(vignettes), a, b, a_side], axis=1)[keep]
+    rows, row_of = np.unique(key, axis=0, return_inverse=True)
+    row_of = row_of.ravel()
+    x = np.zeros((len(rows), len(columns)))
+    for r, (s, _, first_item, second_item, sign) in enumerate(rows):
+        for item, value in ((first_item, 1.0), (second_item, -1.0)):
+            if (s, item) in columns:
+                x[r, columns[(s, item)]] = value
+        if (s, ORDER) in columns:
+            x[r, columns[(s, ORDER)]] = sign
+    mu = 1.0 / (1.0 + np.exp(-(x @ np.array(thetas, float))))
+    v = mu * (1.0 - mu)
+    totals = np.bincount(row_of, weights[keep], minlength=len(rows))
+    observed = np.bincount(row_of, weights[keep] * (winners == a)[keep], minlength=len(rows))
+    summed = observed - totals * mu
+    information = (x * (totals * v)[:, None]).T @ x
+    bread = np.linalg.pinv(information, hermitian=True)
+    gg, hh, components = _cr2_per_vignette(x, v, totals, summed, rows[:, 1], bread)
+    cr2 = bread @ (components.T @ components) @ bread
+    judge_scores = x[row_of] * (weights[keep] * ((winners == a)[keep] - mu[row_of]))[:, None]
+    design_effect = _judge_design_effect(judge_scores, codes(judges)[keep], codes(vignettes)[keep], bread)
+    return JointTest(columns, cr2, design_effect, gg, hh)
 
 
-def _set_estimates(
-    name, estimates, joint: JointTest, s: int, n_items, reference, mask, judges, vignettes, level
-) -> SetEstimates:
-    n_judges, n_vignettes = count_distinct(judges[mask]), count_distinct(vignettes[mask])
-    df = float(min(n_judges, n_vignettes) - 1)
-    se, p, low, high = (np.full(n_items, np.nan) for _ in range(4))
-    for k in range(n_items):
-        if k == reference:
-            se[k], low[k], high[k] = 0.0, 0.0, 0.0
-            continue
-        unit = np.zeros(len(joint.covariance))
-        unit[joint.offsets[s] + k] = 1.0
-        error, _ = joint.contrast(unit)
-        if error is None or not np.isfinite(estimates[k]) or n_vignettes < MIN_VIGNETTES:
-            continue
-        se[k] = error
-        p[k], low[k], high[k] = _t(estimates[k], error, df, level)
-    return SetEstimates(name, estimates, se, p, low, high, df, int(mask.sum()), n_judges, n_vignettes)
+def _set_estimates(name: str, test: HeadlineTest, n_comparisons: int) -> SetEstimates:
+    """One set's abilities with the headline test of that set's data alone."""
+    return SetEstimates(
+        name, test.estimates, test.se, test.p, test.ci_low, test.ci_high, test.df, n_comparisons, test.n_judges,
+        test.n_vignettes, test.why_not,
+    )  # fmt: skip
 
 
-def _difference(system, sets, estimate, joint: JointTest, s: int, t: int, k: int, level: float) -> SetDifference:
+def _difference(
+    system: str, sets: tuple[str, str], estimate: float, joint: JointTest, s: int, t: int, k: int, level: float,
+    *, why: str,
+) -> SetDifference:  # fmt: skip
     """System k's ability in set t minus set s, tested (p_holm filled in by the caller)."""
-    weights = np.zeros(len(joint.covariance))
-    weights[joint.offsets[t] + k], weights[joint.offsets[s] + k] = 1.0, -1.0
-    se, df = joint.contrast(weights)
-    if se is None or not math.isfinite(estimate) or df is None or df < 1:
-        return SetDifference(system, sets, _finite(estimate), None, None, None, None, None, df)
+    se, df = joint.contrast({(t, k): 1.0, (s, k): -1.0})
+    if why or se is None or df is None or not math.isfinite(estimate) or not df >= MIN_DF:
+        return SetDifference(system, sets, _finite(estimate), None, None, None, None, None, None)
     p, low, high = _t(float(estimate), se, df, level)
     return SetDifference(system, sets, float(estimate), se, low, high, p, None, df)
 
@@ -241,15 +295,6 @@ def _difference(system, sets, estimate, joint: JointTest, s: int, t: int, k: int
 def _t(estimate: float, se: float, df: float, level: float) -> tuple[float, float, float]:
     critical = float(stats.t.ppf(0.5 + level / 2, df))
     return float(2 * stats.t.sf(abs(estimate / se), df)), estimate - critical * se, estimate + critical * se
-
-
-def _block_diagonal(blocks: list[np.ndarray]) -> np.ndarray:
-    size = sum(len(block) for block in blocks)
-    out, at = np.zeros((size, size)), 0
-    for block in blocks:
-        out[at : at + len(block), at : at + len(block)] = block
-        at += len(block)
-    return out
 
 
 def _finite(value) -> float | None:

@@ -20,12 +20,10 @@ ALPHA = 0.05
 def differences_by_set(
     data: Comparisons, clusters: tuple[str, ...], *, reference: int, first: np.ndarray | None
 ) -> BySetResult:
-    """Each set's abilities and each system's difference between sets, clustered by the file's judge and vignette
-    columns (the first and second `--cluster`); without them each row is its own cluster."""
+    """Each set's abilities and each system's difference between sets with the headline test, over the file's judge
+    and vignette columns (the first and second `--cluster`)."""
     assert data.sets is not None
-    rows = np.arange(len(data.winners))
-    judges = data.clusters[clusters[0]] if clusters else rows
-    vignettes = data.clusters[clusters[-1]] if clusters else rows
+    judges, vignettes = data.clusters[clusters[0]], data.clusters[clusters[1]]
     order = list(dict.fromkeys(data.sets.tolist()))  # the sets in the order the file first names them
     return by_set(
         data.winners, data.losers, len(data.item_names), reference=reference, sets=data.sets, judges=judges,

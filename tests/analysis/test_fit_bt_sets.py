@@ -60,13 +60,16 @@ def test_by_set_prints_each_sets_estimates_and_the_differences_between_sets(tmp_
     assert claude["ci_low"] < claude["estimate"] < claude["ci_high"] < 0
     assert claude["p"] < 0.05
     assert differences["gpt"]["p"] > 0.05
-    assert claude["df"] == 11  # the headline rule: fewer of judges and vignettes (12) - 1
+    assert 5 < claude["df"] <= 11  # Satterthwaite's, at most the vignettes (12) - 1
 
 
-def test_by_set_needs_a_set_column(tmp_path):
+def test_by_set_needs_a_set_column_and_the_judge_and_vignette_columns(tmp_path):
     path = tmp_path / "plain.csv"
     path.write_text("winner,loser\nhuman,b\nb,human\nhuman,b\n")
     with pytest.raises(CommandError, match="set"):
+        fit_json(path, "--by", "set")
+    write_comparisons(path)
+    with pytest.raises(CommandError, match="--cluster"):
         fit_json(path, "--by", "set")
 
 

@@ -6,8 +6,8 @@ those columns (R's `sandwich::vcovCL(fit, cluster = ~ judge + vignette)`, t with
 df), the dashboard's headline interval; `interval` and `df` say which interval the numbers are.
 
 With a `set` column (each row's vignette set), `--by set` adds each set's estimates and a top-level
-`differences` list: each system's ability in every later set minus the first set the file names, tested with the
-same clustering (docs/statistics.md, "Vignette sets"). `--fragility` adds, per system, `fragility`: the fewest
+`differences` list: each system's ability in every later set minus the first set the file names, with the headline
+test over the two `--cluster` columns, judge then vignette (docs/statistics.md, "Vignette sets"). `--fragility` adds, per system, `fragility`: the fewest
 rows (`judgments`, their count, and `rows`, 0-based data-row indices) whose removal, confirmed by refitting,
 makes that system not significant or flips its sign; null where it is not significant.
 """
@@ -102,6 +102,11 @@ class Command(BaseCommand):
         robust = clustered(result, data, clusters, first=first)
         if options["by"] and data.sets is None:
             raise CommandError("--by set needs a `set` column naming each row's vignette set.")
+        if options["by"] and len(clusters) != 2:
+            raise CommandError(
+                "--by set tests with the headline test, over judges and vignettes: add --cluster JUDGE_COLUMN "
+                "--cluster VIGNETTE_COLUMN."
+            )
         sets = differences_by_set(data, clusters, reference=reference, first=first) if options["by"] else None
         fragile = fragility_of_items(result, data, clusters, first=first) if options["fragility"] else None
         if options["json"]:
@@ -139,7 +144,7 @@ def format_sets(sets) -> str:
     """Each set's estimates, then each system's difference between sets."""
     lines = []
     for one in sets.sets:
-        lines.append(f"Set '{one.name}': {one.n_comparisons} comparisons, {one.n_vignettes} vignettes")
+        lines.append(f"Set '{one.name}': {one.n_comparisons} comparisons, {one.n_vignettes} vignettes {one.why_not}")
         lines.extend(
             f"  {name:<20} {_number(one.estimates[k])} {_number(one.se[k])} {_p(one.p[k])} "
             f"[{_number(one.ci_low[k])}, {_number(one.ci_high[k])}]"
@@ -151,7 +156,7 @@ def format_sets(sets) -> str:
         estimate, se, p, holm, low, high = (math.nan if value is None else value for value in numbers)
         lines.append(
             f"  {d.system:<20} {d.sets[1]} - {d.sets[0]}: {_number(estimate)} {_number(se)} p {_p(p)} "
-            f"Holm {_p(holm)} [{_number(low)}, {_number(high)}]"
+            f"Holm {_p(holm)} [{_number(low)}, {_number(high)}] df {_number(math.nan if d.df is None else d.df, digits=1)}"
         )
     return "\n".join(lines)
 
