@@ -1,4 +1,4 @@
-"""Reading comparison CSV files (`winner,loser[,n][,first]`) into arrays for bradley_terry."""
+"""Reading comparison CSV files (`winner,loser[,n][,first][,set]`) into arrays for bradley_terry."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ class Comparisons:
     counts: np.ndarray | None  # None when the file has no `n` column
     first: np.ndarray | None  # item shown first, -1 when blank; None without the column
     clusters: dict[str, np.ndarray] = field(default_factory=dict)  # column -> each row's cluster, coded 0..G-1
+    sets: np.ndarray | None = None  # each row's vignette set (the `set` column, as written); None without it
 
     def index_of(self, name: str) -> int:
         if name not in self.item_names:
@@ -44,7 +45,15 @@ def read_comparisons(
     losers = np.array([index[row["loser"]] for row in rows], dtype=np.int64)
     counts = _counts(rows) if "n" in rows[0] else None
     first = _first(rows, index, first_column) if first_column in rows[0] else None
-    return Comparisons(names, winners, losers, counts, first, clusters)
+    sets = _sets(rows, path) if "set" in rows[0] else None
+    return Comparisons(names, winners, losers, counts, first, clusters, sets)
+
+
+def _sets(rows: list[dict[str, str]], path) -> np.ndarray:
+    for line, row in enumerate(rows, start=2):
+        if not row["set"]:
+            raise ComparisonFileError(f"{path}, line {line}: the set column is blank (name every row's vignette set).")
+    return np.array([row["set"] for row in rows])
 
 
 def _cluster_labels(rows: list[dict[str, str]], column: str, path) -> np.ndarray:

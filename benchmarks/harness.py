@@ -307,10 +307,12 @@ def judge(
     *,
     patience: Patience = Patience(),
     think: float = 0.0,
+    study_id: str = "b" * 24,
 ) -> str:
-    """One judge through the whole survey; returns 'completed' or 'full'. `think`: seconds before each answer."""
+    """One judge through the whole survey; returns 'completed' or 'full'. `think`: seconds before each answer;
+    `study_id`: the link's STUDY_ID (the study's Prolific id when it has one)."""
     pid = f"{number:024x}"
-    link = f"{base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={'b' * 24}&SESSION_ID={number + 1:024x}"
+    link = f"{base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID={number + 1:024x}"
     with new_client(base, timeout=120) as client:
 
         def step(kind, url, data):

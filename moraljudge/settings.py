@@ -91,8 +91,15 @@ DATABASE_URL = env_str("DATABASE_URL")
 _db_options: dict[str, Any] = {"conn_max_age": env_int("DB_CONN_MAX_AGE", 60, minimum=0), "conn_health_checks": True}
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL or f"sqlite:///{BASE_DIR / 'db.sqlite3'}", **_db_options)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Many concurrent participants on SQLite wait for the write lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # The quickstart's SQLite must hold a pilot (a class judging at once, benchmarks/pilot.py). SQLite has one
+    # writer at a time; a transaction that reads first and writes later (most of ours) fails at once with
+    # "database is locked" when another wrote meanwhile, however long the timeout. IMMEDIATE takes the write
+    # lock at BEGIN, where the 30 s busy timeout does wait; WAL lets pages read while someone writes.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE",
+        timeout=30,
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+    )
 # PostgreSQL binds the parameters itself and keeps a statement a connection has run twice prepared, so
 # the judging pages' few statements are planned once per connection, not on every request (PostgreSQL's
 # CPU per judge about halves). DB_PREPARED_STATEMENTS=0 behind a pooler that cannot keep them.
@@ -282,6 +289,11 @@ PROLIFIC_HOURLY_RATES = {
         "recommended": env_decimal("PROLIFIC_RECOMMENDED_HOURLY_USD", "12.00"),
     },
 }
+# Prolific's service fee on every payment to participants (rewards and bonuses) and the VAT charged on that fee,
+# in percent: the confirmation pages estimate what an action costs from them (Prolific's own figures are shown
+# where its API gives them, as for bonuses). Your workspace's fee is on Prolific's pricing page and invoices.
+PROLIFIC_FEE_PERCENT = env_decimal("PROLIFIC_FEE_PERCENT", "33.33")
+PROLIFIC_VAT_PERCENT = env_decimal("PROLIFIC_VAT_PERCENT", "0")
 # Expert invitations (/r/<slug>/invite/<token>/) cannot be opened this many days after they were issued; 0: never expire.
 INVITATION_MAX_AGE_DAYS = env_int("INVITATION_MAX_AGE_DAYS", 30, minimum=0)
 # A participant of a study with a Prolific study id that Prolific still does not list as a submission this

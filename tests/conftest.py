@@ -27,7 +27,9 @@ def pytest_collection_modifyitems(config, items):
     has_r = not any(item.get_closest_marker("r") for item in items) or _r_packages_installed()
     for item in items:
         if item.get_closest_marker("r") and not has_r and not required:
-            item.add_marker(pytest.mark.skip(reason="needs Rscript with BradleyTerry2, brglm and sandwich"))
+            item.add_marker(
+                pytest.mark.skip(reason="needs Rscript with BradleyTerry2, brglm, sandwich and clubSandwich")
+            )
         if "postgres" in item.keywords and not on_postgres and not required:
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL"))
         if "redis" in item.keywords and not has_redis and not required:
@@ -38,7 +40,7 @@ def _r_packages_installed() -> bool:
     import shutil
     import subprocess
 
-    check = 'quit(status = !all(sapply(c("BradleyTerry2", "brglm", "sandwich"), requireNamespace, quietly = TRUE)))'
+    check = 'quit(status = !all(sapply(c("BradleyTerry2", "brglm", "sandwich", "clubSandwich"), requireNamespace, quietly = TRUE)))'
     return (
         bool(shutil.which("Rscript")) and subprocess.run(["Rscript", "-e", check], capture_output=True).returncode == 0
     )

@@ -20,7 +20,7 @@ path's do; tests hold the two paths to 1e-9 of each other.
 
 Modules: results (what a fit returns), grouping (binomial rows), general (batched Newton on
 rows), dense (the shortcut), problems (input checks, separation and connectivity), fitting
-(fit itself), resampling/ (the clustered bootstraps, a module per design), diagnostics (Holm, reliability, simulation).
+(fit itself), resampling/ (the clustered bootstraps, a module per design), headline_test (the reported test), diagnostics (Holm, reliability, simulation).
 """
 
 from .dense import WIDE
@@ -38,6 +38,7 @@ from .diagnostics import (
 from .fitting import DIVERGED, fit
 from .general import SAFE_GAIN, BatchFit, fit_batch
 from .grouping import Grouped, count_table, group_comparisons, group_table, order_signs
+from .headline_test import ContrastTest, HeadlineTest, headline_test, why_no_test
 from .heterogeneity import HeterogeneityResult, SystemHeterogeneity, vignette_heterogeneity
 from .problems import find_problems
 from .resampling import (
@@ -82,9 +83,11 @@ __all__ = [
     "BatchFit",
     "BootstrapResult",
     "ClusterTables",
+    "ContrastTest",
     "DenseTable",
     "Effect",
     "Grouped",
+    "HeadlineTest",
     "HeterogeneityResult",
     "RefitBasis",
     "RobustResult",
@@ -106,6 +109,7 @@ __all__ = [
     "fit_batch",
     "group_comparisons",
     "group_table",
+    "headline_test",
     "holm",
     "item_wins_and_losses",
     "multiway_meat",
@@ -126,4 +130,5 @@ __all__ = [
     "two_way_bootstrap",
     "vignette_heterogeneity",
     "wald_arrays",
+    "why_no_test",
 ]

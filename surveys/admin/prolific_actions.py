@@ -144,6 +144,9 @@ def _draft_row(study, url: str) -> dict:
         ("Reward", f"{draft.reward_text} per participant"),
         ("Hourly rate", f"{drafts.money(int(draft.hourly_rate * 100), draft.currency)} per hour"),
         ("Devices", ", ".join(draft.payload["device_compatibility"])),
+        ("Who may take part", "; ".join(draft.eligibility)),
+        ("Cost when every place is paid", str(draft.cost)),
+        ("Money", "Nothing is spent by a draft: Prolific takes the cost from your balance when it is published."),
     ]
     return _row(
         study, facts=facts, codes=draft.payload["completion_codes"], warnings=draft.warnings, problems=draft.problems
@@ -164,6 +167,10 @@ def _publish_row(study, url: str) -> dict:
     ]
     if held.hourly_rate is not None:
         facts.append(("Hourly rate", f"{drafts.money(int(held.hourly_rate * 100), held.currency)} per hour"))
+    facts.append(
+        ("Cost, taken from your Prolific balance", str(drafts.cost_of(held.reward * held.places, held.currency)))
+    )
+    facts.append(("What happens", "Participants on Prolific who pass its filters see the study and may start at once."))
     return _row(study, facts=facts, codes=held.codes, warnings=held.warnings, problems=held.problems)
 
 
@@ -182,6 +189,11 @@ def _places_row(study) -> dict:
         ),
         ("On Prolific", f"{needed.prolific_total} places, {needed.prolific_taken} taken, {needed.prolific_left} left"),
         ("Places to add", f"{needed.to_add} (total {needed.prolific_total + needed.to_add})"),
+        ("Reward per place", drafts.money(needed.reward, study.prolific_currency)),
+        (
+            "Added cost, taken from your Prolific balance",
+            str(drafts.cost_of(needed.reward * needed.to_add, study.prolific_currency)),
+        ),
     ]
     problems = [] if needed.to_add else ["no places are needed"]
     return _row(study, facts=facts, warnings=needed.warnings, problems=problems)

@@ -13,6 +13,7 @@ from django.utils.html import format_html
 
 from ..models import DEFAULT_ATTENTION_OPTIONS, Study, StudyMembership, System
 from ..prolific import POLICY_HELP
+from ..prolific.eligibility import clean_eligibility
 from ..services.authenticity_report import counts_in_words
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
 from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
@@ -22,7 +23,7 @@ from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
 from .study_actions import StudyActions
 from .study_answers import StudyAnswersPages
-from .study_form import StudyForm
+from .study_form import ELIGIBILITY_FIELDS, StudyForm
 from .study_links import StudyLinks
 from .study_parts import QuestionInline, SystemInline, VignetteInline, method_questions
 from .teams import MembershipInline, TeamScoped
@@ -96,6 +97,14 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
                     "prolific_status",
                     "prolific_synced_at",
                 ],
+            },
+        ),
+        (
+            "Who may take part on Prolific",
+            {
+                "description": "Sent as the Prolific draft's filters by 'Create or update Prolific draft' (its "
+                "confirmation page lists them); change them while the Prolific study is a draft.",
+                "fields": list(ELIGIBILITY_FIELDS),
             },
         ),
         (
@@ -249,3 +258,20 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
             reverse("analysis:study", args=[study.slug]),
             counts_in_words(study),
         )
+
+
+def _eligibility_shown(name: str, label: str):
+    """What a viewer (read-only page) sees for one eligibility field: the form fields are not model fields."""
+
+    @admin.display(description=label)
+    def shown(self, study: Study) -> str:
+        value = clean_eligibility(study.prolific_eligibility).get(name.removeprefix("eligibility_"))
+        if isinstance(value, list):
+            return ", ".join(value)
+        return "yes" if value is True else ("—" if value is None else str(value))
+
+    return shown
+
+
+for _name in ELIGIBILITY_FIELDS:
+    setattr(StudyAdmin, _name, _eligibility_shown(_name, str(StudyForm.base_fields[_name].label)))

@@ -3,6 +3,16 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
+from ..prolific.eligibility import clean_eligibility
+
+ELIGIBILITY_FIELDS: list = [
+    "eligibility_minimum_approval_rate",
+    "eligibility_countries",
+    "eligibility_fluent_languages",
+    "eligibility_exclude_team_studies",
+    "eligibility_excluded_studies",
+]
+
 
 class StudyForm(forms.ModelForm):
     """The admin builds the Meta from the fieldsets; this adds the attention options' check."""
@@ -25,10 +35,56 @@ class StudyForm(forms.ModelForm):
         ),
     )
 
+    # Who may take part on Prolific: kept in the study's prolific_eligibility (surveys/prolific/eligibility.py).
+    eligibility_minimum_approval_rate = forms.IntegerField(
+        label="Minimum approval rate (%)",
+        required=False,
+        min_value=0,
+        max_value=100,
+        help_text="Only participants with at least this share of approved submissions on Prolific, e.g. 95. "
+        "Empty: any.",
+    )
+    eligibility_countries = forms.CharField(
+        label="Countries of residence",
+        required=False,
+        help_text="Comma-separated, as Prolific names them, e.g. United Kingdom, United States. Empty: any.",
+    )
+    eligibility_fluent_languages = forms.CharField(
+        label="Fluent in",
+        required=False,
+        help_text="Comma-separated languages as Prolific names them, e.g. English. Empty: any. Judges read "
+        "the study's language: usually that one.",
+    )
+    eligibility_exclude_team_studies = forms.BooleanField(
+        label="Not in the team's other studies",
+        required=False,
+        help_text="Keep out everyone who took part in another study of this study's owners and researchers on "
+        "Prolific, so that a second experiment gets fresh judges.",
+    )
+    eligibility_excluded_studies = forms.CharField(
+        label="Also not in these Prolific studies",
+        required=False,
+        help_text="Comma-separated Prolific study ids (24 characters, from the study's URL on Prolific).",
+    )
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if "attention_options" in self.fields:
             self.fields["attention_options"].help_text = self.ATTENTION_HELP
+        saved = clean_eligibility(getattr(self.instance, "prolific_eligibility", None) or {})
+        for name in ELIGIBILITY_FIELDS:
+            value = saved.get(name.removeprefix("eligibility_"))
+            self.initial.setdefault(name, ", ".join(value) if isinstance(value, list) else value)
+
+    def clean(self):
+        cleaned = super().clean() or {}
+        if any(name in self.fields for name in ELIGIBILITY_FIELDS):
+            given = {name.removeprefix("eligibility_"): cleaned.get(name) for name in ELIGIBILITY_FIELDS}
+            try:
+                self.instance.prolific_eligibility = clean_eligibility(given)
+            except ValidationError as exc:
+                self.add_error(None, exc)
+        return cleaned
 
     def clean_reference_key(self):
         key = self.cleaned_data["reference_key"].strip()

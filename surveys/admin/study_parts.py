@@ -59,7 +59,7 @@ class VignetteInline(FrozenWhenLive, admin.StackedInline):
     model = Vignette
     formset = StudyPartFormSet
     extra = 0
-    fields = [("position", "key", "character"), "source", "text", "translations"]
+    fields = [("position", "key", "character"), ("source", "set"), "text", "translations"]
     show_change_link = True
 
 

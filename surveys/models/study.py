@@ -189,6 +189,11 @@ class Study(models.Model):
         default=10,
         help_text="Over-recruitment margin: places on Prolific beyond the design's judges, for returns and exclusions.",
     )
+    prolific_eligibility = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Who may take the study on Prolific, sent as the draft's filters (surveys/prolific/eligibility.py).",
+    )
     prolific_status = models.CharField(
         max_length=20, blank=True, help_text="The Prolific study's status when MoralJudge last saw it."
     )

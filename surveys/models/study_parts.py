@@ -69,6 +69,13 @@ class Vignette(models.Model):
     key = models.SlugField(max_length=64)
     character = models.CharField(max_length=100, help_text="The main character, filled into the prompt.")
     source = models.CharField(max_length=300, blank=True)
+    # The kind of vignette (e.g. published, novel), to compare a system's results between kinds. Empty: one set.
+    set = models.SlugField(
+        max_length=64,
+        blank=True,
+        help_text="The set (kind) of vignette, e.g. “published” or “novel”: results are given per set and the sets "
+        "compared. Empty for a study with one set.",
+    )
     text = models.TextField()
     translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)

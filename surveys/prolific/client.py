@@ -9,6 +9,10 @@ Endpoint shapes follow docs.prolific.com (API reference, Submissions):
 - GET  studies/{id}/                           a study, with its status, total_available_places, places_taken
 - PATCH studies/{id}/                          change a draft; once published only total_available_places (up)
 - POST studies/{id}/transition/                {"action": "PUBLISH"}
+- GET  filters/                                the filters a study may use, with their choice ids (paginated)
+- POST submissions/bonus-payments/             set up bonuses: {"study_id", "csv_bonuses": "<pid>,<amount>\\n..."}
+                                               (amounts in pounds or dollars); answers its id, amount, fees, vat
+- POST bulk-bonus-payments/{id}/pay/           pay them: NOT idempotent, a second call pays again
 Every request carries `Authorization: Token <PROLIFIC_API_TOKEN>` and an explicit timeout.
 
 Errors become two exceptions, classified by moraljudge/http.py as for the LLM providers: `Retryable`
@@ -287,3 +291,35 @@ def update_study(study_id: str, changes: dict, *, client: httpx.Client | None = 
 
 def publish_study(study_id: str, *, client: httpx.Client | None = None) -> dict:
     return _call("POST", f"studies/{study_id}/transition/", body={"action": "PUBLISH"}, client=client, idempotent=False)
+
+
+def list_filters(*, client: httpx.Client | None = None) -> list[dict]:
+    """Prolific's filters (filter_id, type, choices {id: label}, min, max), following the pagination links."""
+    own = client is None
+    client = client or make_client()
+    try:
+        filters: list[dict] = []
+        url: str | None = "filters/"
+        for _ in range(MAX_PAGES):
+            if not url:
+                break
+            page = _call("GET", url, client=client)
+            filters += [item for item in page.get("results", []) if isinstance(item, dict)]
+            url = _next_link(page)
+        return filters
+    finally:
+        if own:
+            client.close()
+
+
+def set_up_bonuses(study_id: str, csv_bonuses: str, *, client: httpx.Client | None = None) -> dict:
+    """Set up (not pay) bonuses; Prolific answers the bulk payment's id, amount, fees and vat in pence or cents.
+    Not tried again after a timeout: a second set-up would only leave an unpaid one behind, but say so."""
+    body = {"study_id": study_id, "csv_bonuses": csv_bonuses}
+    return _call("POST", "submissions/bonus-payments/", body=body, client=client, idempotent=False)
+
+
+def pay_bonuses(bulk_id: str, *, client: httpx.Client | None = None) -> Any:
+    """Pay a set-up bulk bonus payment. Prolific: not idempotent (each call pays again), so never retried here
+    except after a 429, which Prolific answers before doing anything."""
+    return _call("POST", f"bulk-bonus-payments/{bulk_id}/pay/", body={}, client=client, idempotent=False)

@@ -12,6 +12,16 @@ It speaks the endpoints MoralJudge uses, in Prolific's wire format:
 - PATCH /api/v1/studies/{id}/                      a draft: any field (checked again); published: only
                                                    total_available_places, and only up
 - POST /api/v1/studies/{id}/transition/            {"action": "PUBLISH"} from UNPUBLISHED to ACTIVE
+- GET  /api/v1/filters/                            the filters studies may use (FILTERS; previous_studies_blocklist's
+                                                   choices are this workspace's studies); a study's `filters` are
+                                                   checked against it: known filter_id, select filters' selected_values
+                                                   among the choices, range filters' selected_range within min..max
+- POST /api/v1/submissions/bonus-payments/         set up bonuses: {"study_id", "csv_bonuses": "<pid or submission id>,
+                                                   <amount in pounds>\\n..."}, each id one of the study's submissions;
+                                                   answers {"id", "study", "amount", "fees", "vat", "total_amount"}
+                                                   in pence (floats, as Prolific)
+- POST /api/v1/bulk-bonus-payments/{id}/pay/       pays them, and pays again on every further call (Prolific: not
+                                                   idempotent): `bonuses_paid` lists each payment made
 
 It checks `Authorization: Token <token>`, records every call, and can be told to answer with an
 error (429 with Retry-After, 500, ...) or to hang for a while, for the next N calls. Every change of a
@@ -83,6 +93,44 @@ CODE_ACTIONS = {
 # Pence or cents per hour below which Prolific refuses a study, by workspace currency.
 MINIMUM_HOURLY = {"GBP": 600, "USD": 800}
 
+# GET filters/ as Prolific answers it (a few of its filters; choice ids are Prolific's own, looked up by label).
+FILTERS = [
+    {
+        "filter_id": "approval_rate",
+        "title": "Approval Rate",
+        "question": "",
+        "type": "range",
+        "data_type": "integer",
+        "min": 0,
+        "max": 100,
+    },
+    {
+        "filter_id": "current-country-of-residence",
+        "title": "Current Country of Residence",
+        "question": "In which country do you currently reside?",
+        "type": "select",
+        "data_type": "ChoiceID",
+        "choices": {"0": "United Kingdom", "1": "United States", "2": "Ireland", "3": "Germany", "4": "Canada",
+                    "5": "Australia", "6": "France", "7": "Netherlands"},
+    },
+    {
+        "filter_id": "fluent-languages",
+        "title": "Fluent languages",
+        "question": "Which of the following languages are you fluent in?",
+        "type": "select",
+        "data_type": "ChoiceID",
+        "choices": {"19": "English", "26": "French", "28": "German", "47": "Spanish", "3": "Arabic"},
+    },
+    {
+        "filter_id": "previous_studies_blocklist",
+        "title": "Exclude participants from other studies",
+        "question": "",
+        "type": "select",
+        "data_type": "StudyID",
+        "choices": {},  # the workspace's studies, filled in when asked
+    },
+]  # fmt: skip
+
 
 @dataclass
 class Call:
@@ -102,6 +150,10 @@ class FakeProlific:
     studies: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)
     status_changes: list = field(default_factory=list)  # webhook events not taken yet: (event id, sent at, payload)
+    fee_percent: float = 33.33  # Prolific's fee on bonuses in this workspace
+    vat_percent: float = 0.0
+    bulk_bonuses: dict = field(default_factory=dict)  # set up: id -> {"study", "rows": [(id, pence)], ...}
+    bonuses_paid: list = field(default_factory=list)  # (bulk id, participant or submission id, pence), per payment
     _failures: list = field(default_factory=list)
     _hang_seconds: float = 0.0
     _hang_count: int = 0
@@ -260,7 +312,90 @@ class FakeProlific:
             return (200, {}, dict(study)) if method == "GET" else self._update_study(study, body)
         if method == "POST" and (m := re.fullmatch(r"/api/v1/studies/([^/]+)/transition/", path)):
             return self._transition_study(m.group(1), body)
+        if method == "GET" and path == "/api/v1/filters/":
+            return 200, {}, {"results": self._filters(), "_links": {"next": {"href": None}}, "meta": {"count": 4}}
+        if method == "POST" and path == "/api/v1/submissions/bonus-payments/":
+            return self._set_up_bonuses(body)
+        if method == "POST" and (m := re.fullmatch(r"/api/v1/bulk-bonus-payments/([^/]+)/pay/", path)):
+            return self._pay_bonuses(m.group(1))
         return _not_found()
+
+    # -- filters and bonuses ------------------------------------------------------------------------
+    def _filters(self) -> list[dict]:
+        filters = json.loads(json.dumps(FILTERS))
+        filters[-1]["choices"] = {i: str(s.get("name") or i) for i, s in self.studies.items()}
+        return filters
+
+    def _filter_errors(self, filters: object) -> list[str]:
+        if not isinstance(filters, list):
+            return ["Expected a list of filters."]
+        known = {f["filter_id"]: f for f in self._filters()}
+        errors = []
+        for given in filters:
+            spec = known.get(given.get("filter_id")) if isinstance(given, dict) else None
+            if spec is None:
+                errors.append(f"Unknown filter {given!r}: see GET /api/v1/filters/.")
+                continue
+            extra = set(given) - {"filter_id", "selected_values", "selected_range", "weightings"}
+            if extra:
+                errors.append(f"{spec['filter_id']}: unknown fields {sorted(extra)}.")
+            elif spec["type"] == "select":
+                values = given.get("selected_values")
+                if not isinstance(values, list) or not values or "selected_range" in given:
+                    errors.append(f"{spec['filter_id']} is a select filter: give a non-empty selected_values.")
+                elif any(not isinstance(v, str) or v not in spec["choices"] for v in values):
+                    errors.append(f"{spec['filter_id']}: {values!r} are not all among its choice ids.")
+            else:
+                bounds = given.get("selected_range")
+                if not isinstance(bounds, dict) or "selected_values" in given or not set(bounds) <= {"lower", "upper"}:
+                    errors.append(f"{spec['filter_id']} is a range filter: give selected_range {{lower, upper}}.")
+                    continue
+                lower, upper = bounds.get("lower", spec["min"]), bounds.get("upper", spec["max"])
+                numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (lower, upper))
+                if not numbers or not spec["min"] <= lower <= upper <= spec["max"]:
+                    errors.append(f"{spec['filter_id']}: the range must lie within {spec['min']}..{spec['max']}.")
+        return errors
+
+    def _set_up_bonuses(self, body: object) -> tuple[int, dict, object]:
+        if not isinstance(body, dict) or not isinstance(body.get("csv_bonuses"), str):
+            return _bad_request("study_id and csv_bonuses are required.")
+        study_id = body.get("study_id")
+        if study_id not in self.studies:
+            return _bad_request(f"Study {study_id} does not exist.")
+        takers = {
+            key
+            for s in self.submissions.values()
+            if s["study_id"] == study_id
+            for key in (s["id"], s["participant_id"])
+        }
+        rows, wrong = [], []
+        for line in body["csv_bonuses"].splitlines():
+            if not line.strip():
+                continue
+            who, _, amount = line.partition(",")
+            if not re.fullmatch(r"\d+(\.\d{1,2})?", amount.strip()) or float(amount) <= 0:
+                return _bad_request(f"Invalid amount in line {line!r}: a decimal such as 1.50.")
+            if who.strip() not in takers:
+                wrong.append(who.strip())
+            rows.append((who.strip(), round(float(amount) * 100)))
+        if wrong:
+            return _bad_request(f"These ids did not take part in the study: {', '.join(wrong)}.")
+        if not rows:
+            return _bad_request("csv_bonuses is empty.")
+        bulk_id = uuid.uuid4().hex[:24]
+        amount = float(sum(pence for _, pence in rows))
+        fees = round(amount * self.fee_percent / 100, 2)
+        vat = round(fees * self.vat_percent / 100, 2)
+        self.bulk_bonuses[bulk_id] = {"study": study_id, "rows": rows, "amount": amount, "fees": fees, "vat": vat}
+        answer = {"id": bulk_id, "study": study_id, "amount": amount, "fees": fees, "vat": vat}
+        return 201, {}, {**answer, "total_amount": round(amount + fees + vat, 2)}
+
+    def _pay_bonuses(self, bulk_id: str) -> tuple[int, dict, object]:
+        bulk = self.bulk_bonuses.get(bulk_id)
+        if bulk is None:
+            return _not_found()
+        self.bonuses_paid += [(bulk_id, who, pence) for who, pence in bulk["rows"]]  # again on every call
+        return 202, {}, f"Bulk bonus payment with ID {bulk_id} is being processed asynchronously."
 
     # -- studies ----------------------------------------------------------------------------------
     def _create_study(self, body: object) -> tuple[int, dict, object]:
@@ -328,6 +463,9 @@ class FakeProlific:
                 seen.add(code["code"])
         if codes and not any(isinstance(c, dict) and c.get("code_type") == "COMPLETED" for c in codes):
             errors.setdefault("completion_codes", []).append("A completion code of type COMPLETED is required.")
+        filter_errors = self._filter_errors(study.get("filters", []))
+        if filter_errors:
+            errors["filters"] = filter_errors
         for name in ("estimated_completion_time", "reward", "total_available_places"):
             value = study.get(name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):

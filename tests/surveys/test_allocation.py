@@ -268,3 +268,22 @@ def test_when_a_chosen_cell_has_no_room_left_nothing_is_reserved_or_stored():
     assert stored is not None
     assert [page.pk for page in stored] == list(Assignment.objects.values_list("pk", flat=True))
     assert Cell.objects.get(pk=first.pk).reserved == 1
+
+
+@pytest.mark.django_db
+def test_the_guarantees_hold_within_each_vignette_set():
+    # Two sets (published, novel) of unequal size: every cell of each set filled to exactly its target,
+    # never past it, and each judge on k distinct vignettes (sets are labels of vignettes: the rule ignores them).
+    study = make_study(vignettes=5, vignettes_per_participant=3, repetitions=2)
+    for vignette in study.vignettes.order_by("position")[:2]:
+        vignette.set = "published"
+        vignette.save()
+    study.vignettes.filter(set="").update(set="novel")
+    study = go_live(study=study)
+    judges = 5 * 3 * 2 // 3  # places / k
+    pages = [allocate(participant=arrive(study, n)) for n in range(judges)]
+    assert all(len({a.vignette_id for a in mine}) == 3 for mine in pages)
+    assert allocate(participant=arrive(study, judges)) == []
+    for vignette_set in ("published", "novel"):
+        cells = Cell.objects.filter(study=study, vignette__set=vignette_set)
+        assert {(c.completed + c.reserved, c.target) for c in cells} == {(2, 2)}

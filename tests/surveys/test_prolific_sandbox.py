@@ -120,3 +120,32 @@ def test_a_webhook_the_platform_cannot_verify_is_refused_and_one_it_cannot_reach
         assert "not delivered" in unreachable
         assert sandbox.send_status_changes(url=platform, secret=SECRET) == [f"Webhook {'b' * 24} APPROVED: recorded"]
     assert Participant.objects.get().prolific_status == "APPROVED"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sandbox_keeps_running_when_the_database_fails_a_read(monkeypatch):
+    """Issue 34: under a pilot's load the platform's database may refuse a read; the sandbox says so and goes on."""
+    from django.db import OperationalError, connection
+
+    from tests.fakes import prolific_server
+
+    class WithTheStudy(FakeProlific):  # a study to look for, so the sandbox reads the database every round
+        def __enter__(self):
+            super().__enter__().add_study("c" * 24)
+            return self
+
+    monkeypatch.setattr(prolific_server, "FakeProlific", WithTheStudy)
+
+    failures = []
+
+    def locked_once(execute, sql, params, many, context):
+        if not failures:
+            failures.append(sql)
+            raise OperationalError("database is locked")
+        return execute(sql, params, many, context)
+
+    out = io.StringIO()
+    with connection.execute_wrapper(locked_once):
+        call_command("prolific_sandbox", port=free_port(), seconds=2.5, webhook_url="", stdout=out)
+    assert len(failures) == 1
+    assert "Could not read the platform's database (database is locked): trying again in 2 s." in out.getvalue()

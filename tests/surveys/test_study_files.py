@@ -357,3 +357,26 @@ def test_the_prolific_draft_settings_travel_in_the_study_file_and_bad_ones_are_n
         with pytest.raises(StudyFileError) as caught:
             import_study(demo_data() | {"slug": "other", "prolific": wrong})
         assert caught.value.errors[0].startswith(message), caught.value.errors
+
+
+@pytest.mark.django_db
+def test_vignette_sets_travel_in_the_study_file_and_a_file_without_them_has_one_set():
+    data = demo_data()
+    for n, vignette in enumerate(data["vignettes"]):
+        vignette["set"] = "published" if n < 2 else "novel"
+    study = import_study(data)
+    assert list(study.vignettes.values_list("set", flat=True)) == ["published", "published", "novel", "novel"]
+    exported = export_json("demo")
+    assert [v["set"] for v in exported["vignettes"]] == ["published", "published", "novel", "novel"]
+    plain = import_study(dict(demo_data(), slug="plain"))
+    assert set(plain.vignettes.values_list("set", flat=True)) == {""}
+    assert all("set" not in v for v in export_json("plain")["vignettes"])
+
+
+@pytest.mark.django_db
+def test_a_vignette_set_that_is_not_a_slug_is_named():
+    data = demo_data()
+    data["vignettes"][1]["set"] = "two words"
+    with pytest.raises(StudyFileError) as caught:
+        import_study(data)
+    assert any(error.startswith("vignettes[1].set:") for error in caught.value.errors), caught.value.errors

@@ -1,18 +1,26 @@
 """`manage.py fit_bt FILE.csv --reference ITEM [--order-effect] [--order-column NAME] [--bias-reduced]
-[--cluster COLUMN ...] [--json]`.
+[--cluster COLUMN ...] [--by set] [--fragility] [--json]`.
 
 With `--cluster judge --cluster vignette` each item's se, p and interval are the cluster-robust ones over
 those columns (R's `sandwich::vcovCL(fit, cluster = ~ judge + vignette)`, t with the fewer clusters - 1
 df), the dashboard's headline interval; `interval` and `df` say which interval the numbers are.
+
+With a `set` column (each row's vignette set), `--by set` adds each set's estimates and a top-level
+`differences` list: each system's ability in every later set minus the first set the file names, with the headline
+test over the two `--cluster` columns, judge then vignette (docs/statistics.md, "Vignette sets"). `--fragility` adds, per system, `fragility`: the fewest
+rows (`judgments`, their count, and `rows`, 0-based data-row indices) whose removal, confirmed by refitting,
+makes that system not significant or flips its sign; null where it is not significant.
 """
 
 import json
+import math
 
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis import bradley_terry
 from analysis.comparison_files import ComparisonFileError, read_comparisons
 from analysis.services.clustered_fit import Clustered, clustered
+from analysis.services.file_claims import differences_by_set, fragility_of_items
 
 
 class Command(BaseCommand):
@@ -46,6 +54,16 @@ class Command(BaseCommand):
             help="cluster-robust se, p and interval over this column (repeat for two-way, e.g. --cluster judge "
             "--cluster vignette; t with the fewer clusters - 1 df)",
         )
+        parser.add_argument(
+            "--by",
+            choices=["set"],
+            help="set: each vignette set's estimates and each system's difference between sets (needs a `set` column)",
+        )
+        parser.add_argument(
+            "--fragility",
+            action="store_true",
+            help="per significant system, the fewest rows whose removal (confirmed by refit) undoes it",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
@@ -55,8 +73,11 @@ class Command(BaseCommand):
             raise CommandError(
                 "--cluster takes one or two different columns (e.g. --cluster judge --cluster vignette)."
             )
-        if clusters and options["bias_reduced"]:
-            raise CommandError("--cluster is computed around the maximum-likelihood fit: leave out --bias-reduced.")
+        if (clusters or options["by"] or options["fragility"]) and options["bias_reduced"]:
+            raise CommandError(
+                "--cluster, --by and --fragility are computed around the maximum-likelihood fit: leave out "
+                "--bias-reduced."
+            )
         try:
             data = read_comparisons(options["file"], first_column=column, cluster_columns=clusters)
             reference = data.index_of(options["reference"])
@@ -77,13 +98,35 @@ class Command(BaseCommand):
             item_names=data.item_names,
             bias_reduced=options["bias_reduced"],
         )
-        robust = clustered(result, data, clusters, first=data.first if options["order_effect"] else None)
+        first = data.first if options["order_effect"] else None
+        robust = clustered(result, data, clusters, first=first)
+        if options["by"] and data.sets is None:
+            raise CommandError("--by set needs a `set` column naming each row's vignette set.")
+        if options["by"] and len(clusters) != 2:
+            raise CommandError(
+                "--by set tests with the headline test, over judges and vignettes: add --cluster JUDGE_COLUMN "
+                "--cluster VIGNETTE_COLUMN."
+            )
+        sets = differences_by_set(data, clusters, reference=reference, first=first) if options["by"] else None
+        fragile = fragility_of_items(result, data, clusters, first=first) if options["fragility"] else None
         if options["json"]:
-            self.stdout.write(json.dumps(_summary(result, robust), allow_nan=False))
-        else:
-            self.stdout.write(format_table(robust.fit if robust else result))
-            if robust is not None:
-                self.stdout.write(f"se, p and 95% CI: {robust.interval}, t with {robust.df} df")
+            summary = _summary(result, robust)
+            if sets is not None:
+                by_set = sets.as_dict()
+                summary |= {"sets": by_set["sets"], "differences": by_set["differences"]}
+            if fragile is not None:
+                for item in summary["items"]:
+                    found = fragile[item["item"]]
+                    item["fragility"] = found and {"judgments": found.judgments, "rows": found.removed}
+            self.stdout.write(json.dumps(summary, allow_nan=False))
+            return
+        self.stdout.write(format_table(robust.fit if robust else result))
+        if robust is not None:
+            self.stdout.write(f"se, p and 95% CI: {robust.interval}, t with {robust.df} df")
+        if sets is not None:
+            self.stdout.write(format_sets(sets))
+        if fragile is not None:
+            self.stdout.write(format_fragility(fragile))
 
 
 def _summary(result: bradley_terry.BTResult, robust: Clustered | None) -> dict:
@@ -95,6 +138,35 @@ def _summary(result: bradley_terry.BTResult, robust: Clustered | None) -> dict:
     if result.bias_reduced:
         summary |= {"bias_reduced": True, "unlinked": [effect.as_dict() for effect in result.unlinked]}
     return summary
+
+
+def format_sets(sets) -> str:
+    """Each set's estimates, then each system's difference between sets."""
+    lines = []
+    for one in sets.sets:
+        lines.append(f"Set '{one.name}': {one.n_comparisons} comparisons, {one.n_vignettes} vignettes {one.why_not}")
+        lines.extend(
+            f"  {name:<20} {_number(one.estimates[k])} {_number(one.se[k])} {_p(one.p[k])} "
+            f"[{_number(one.ci_low[k])}, {_number(one.ci_high[k])}]"
+            for k, name in enumerate(sets.item_names)
+        )
+    lines.append(f"Differences between sets ({sets.interval}; Holm across systems):")
+    for d in sets.differences:
+        numbers = (d.estimate, d.se, d.p, d.p_holm, d.ci_low, d.ci_high)
+        estimate, se, p, holm, low, high = (math.nan if value is None else value for value in numbers)
+        lines.append(
+            f"  {d.system:<20} {d.sets[1]} - {d.sets[0]}: {_number(estimate)} {_number(se)} p {_p(p)} "
+            f"Holm {_p(holm)} [{_number(low)}, {_number(high)}] df {_number(math.nan if d.df is None else d.df, digits=1)}"
+        )
+    return "\n".join(lines)
+
+
+def format_fragility(fragile: dict) -> str:
+    lines = ["Fragility of each significant system (confirmed by refit):"]
+    lines.extend(f"  {name}: {found.in_words()}" for name, found in fragile.items() if found is not None)
+    if len(lines) == 1:
+        lines.append("  no system is significant")
+    return "\n".join(lines)
 
 
 def _stars(p: float) -> str:

@@ -9,6 +9,7 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, close_old_connections
 
 from surveys.models import Participant
 
@@ -52,7 +53,12 @@ class Command(BaseCommand):
         deadline = None if seconds is None else time.monotonic() + seconds
         try:
             while deadline is None or time.monotonic() < deadline:
-                added = sandbox.add_missing_submissions(_finished_here(set(sandbox.studies)))
+                try:
+                    added = sandbox.add_missing_submissions(_finished_here(set(sandbox.studies)))
+                except DatabaseError as exc:  # busy or restarted under a pilot's load: look again next round
+                    close_old_connections()
+                    self.stdout.write(f"Could not read the platform's database ({exc}): trying again in 2 s.")
+                    added = 0
                 if added:
                     self.stdout.write(f"{added} new submission(s) awaiting review.")
                 for line in sandbox.send_status_changes(url=webhook_url, secret=secret) if webhook_url else []:

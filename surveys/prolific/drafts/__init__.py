@@ -22,7 +22,7 @@ use it from then on. Nothing is stored unless Prolific said yes.
 """
 
 from .body import Draft, Places, build_draft, code_actions, code_problems, planned_cells, planned_places
-from .pay import hourly_rate_of, money, rate_warnings, reward_for, with_margin
+from .pay import Cost, cost_of, hourly_rate_of, money, rate_warnings, reward_for, with_margin
 from .places import PlacesNeeded, add_places, open_places, places_needed
 from .publishing import OnProlific, preview_publish, publish
 from .remote import UNPUBLISHED, NotADraft
@@ -30,6 +30,7 @@ from .sending import Sent, preview_draft, send_draft
 
 __all__ = [
     "UNPUBLISHED",
+    "Cost",
     "Draft",
     "NotADraft",
     "OnProlific",
@@ -40,6 +41,7 @@ __all__ = [
     "build_draft",
     "code_actions",
     "code_problems",
+    "cost_of",
     "hourly_rate_of",
     "money",
     "open_places",

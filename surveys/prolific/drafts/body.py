@@ -1,5 +1,5 @@
 """The draft's body: the payload of POST/PATCH studies/ built from the design, with what the researcher
-should know first (places, reward, minutes, completion codes and their actions)."""
+should know first (places, reward, minutes, completion codes and their actions, who may take part, the cost)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from ...services import duration
 from ...services.judging import median_seconds
 from ...services.lifecycle import missing_for_live
 from ...services.researcher_tries import PROLIFIC_PLACEHOLDERS
-from .pay import hourly_rate_of, money, rate_warnings, reward_for, with_margin
+from .. import client, eligibility
+from .pay import Cost, cost_of, hourly_rate_of, money, rate_warnings, reward_for, with_margin
 
 PLACEHOLDERS = PROLIFIC_PLACEHOLDERS
 DEVICES = ["desktop", "tablet", "mobile"]  # the participant pages work on each (tested in Chromium)
@@ -54,10 +55,16 @@ class Draft:
     hourly_rate: Decimal  # what the reward pays per hour at the estimated minutes
     warnings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # each stops the draft from being sent
+    eligibility: list[str] = field(default_factory=list)  # the filters in words
 
     @property
     def reward_text(self) -> str:
         return money(self.reward, self.currency)
+
+    @property
+    def cost(self) -> Cost:
+        """Every place filled and paid: the most publishing this draft can cost."""
+        return cost_of(self.reward * self.places.total, self.currency)
 
 
 def planned_cells(study: Study) -> int:
@@ -151,6 +158,10 @@ def build_draft(*, study: Study, study_url: str) -> Draft:
             "the study link is plain HTTP: behind an HTTPS proxy set SECURE_PROXY_SSL_HEADER (README, Configuration)"
         )
     warnings += rate_warnings(currency=study.prolific_currency, hourly_rate=hourly_rate)
+    filters = eligibility.prolific_filters(
+        study, client.list_filters() if eligibility.needs_filter_list(study) else None
+    )
+    problems += filters.problems
     payload = {
         "name": study.name,
         "internal_name": f"{study.name} (MoralJudge: {study.slug})",
@@ -162,6 +173,7 @@ def build_draft(*, study: Study, study_url: str) -> Draft:
         "reward": reward,
         "total_available_places": places.total,
         "device_compatibility": DEVICES,
+        "filters": filters.filters,  # [] lets anyone on Prolific in, and clears the filters of an earlier draft
     }
     return Draft(
         payload=payload,
@@ -173,4 +185,5 @@ def build_draft(*, study: Study, study_url: str) -> Draft:
         hourly_rate=hourly_rate,
         warnings=warnings,
         problems=problems,
+        eligibility=filters.said,
     )

@@ -1,9 +1,11 @@
-"""The money of a Prolific study: rewards in pence or cents, the hourly rate they pay, places with margin."""
+"""The money of a Prolific study: rewards in pence or cents, the hourly rate they pay, places with margin, and
+what paying participants costs with Prolific's fee and VAT (`cost_of`)."""
 
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, Decimal
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 
 from django.conf import settings
 
@@ -42,3 +44,39 @@ def rate_warnings(*, currency: str, hourly_rate: Decimal) -> list[str]:
             f"the reward pays {symbol}{hourly_rate} per hour, below Prolific's recommended {symbol}{rates['recommended']}"
         ]
     return []
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What paying participants `paid` (pence or cents) costs with Prolific's fee and the VAT on it: an estimate
+    from PROLIFIC_FEE_PERCENT and PROLIFIC_VAT_PERCENT, or Prolific's own figures when it gave them."""
+
+    paid: int
+    fees: int
+    vat: int
+    currency: str
+    estimated: bool = True
+
+    @property
+    def total(self) -> int:
+        return self.paid + self.fees + self.vat
+
+    def __str__(self) -> str:
+        fee = f"Prolific's fee {money(self.fees, self.currency)}"
+        if self.estimated:
+            fee += f" ({settings.PROLIFIC_FEE_PERCENT}%)"
+        vat = f" + VAT {money(self.vat, self.currency)}" if self.vat or not self.estimated else ""
+        said = f"{money(self.total, self.currency)}: {money(self.paid, self.currency)} to participants + {fee}{vat}"
+        return said + (
+            " (estimate: fee and VAT rates from the settings)" if self.estimated else " (Prolific's figures)"
+        )
+
+
+def cost_of(paid: int, currency: str) -> Cost:
+    """The estimated cost of paying participants `paid` pence or cents, Prolific's fee and VAT included."""
+    fees = _percent(paid, settings.PROLIFIC_FEE_PERCENT)
+    return Cost(paid=paid, fees=fees, vat=_percent(fees, settings.PROLIFIC_VAT_PERCENT), currency=currency)
+
+
+def _percent(amount: int, percent: Decimal) -> int:
+    return int((Decimal(amount) * Decimal(percent) / 100).to_integral_value(rounding=ROUND_HALF_UP))

@@ -25,6 +25,7 @@ class PlacesNeeded:
     prolific_total: int
     prolific_taken: int
     to_add: int
+    reward: int = 0  # per place on Prolific, pence or cents: what each added place may cost
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -73,6 +74,7 @@ def places_needed(*, study: Study, remote: dict | None = None) -> PlacesNeeded:
         prolific_total=total,
         prolific_taken=taken,
         to_add=max(0, judges - max(0, total - taken)),
+        reward=int(remote.get("reward") or 0),
         warnings=warnings,
     )
 

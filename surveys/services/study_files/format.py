@@ -260,6 +260,7 @@ class VignetteEntry(FileObject):
     key: RequiredText
     character: RequiredText
     source: Text = ""
+    set: Text = Field("", exclude_if=lambda value: not value)  # written only when the study has sets
     text: RequiredText
     translations: Annotated[dict, _translations_of(Vignette), _translations_field()]
 
