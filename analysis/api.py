@@ -15,9 +15,13 @@ from surveys.models import Study
 from surveys.services.teams import check_can_act, studies_for
 
 from . import exports
+from .forms import PowerForm
 from .models import AnalysisRun
+from .power.levers import power_json
 from .serializers import AnalysisRunOut, ProgressOut, RefitOut, StudyDetailOut, StudyOut, StudyPageOut
 from .services import RefitOutcome, request_refit, study_progress
+from .services.power_plan import page_plan
+from .services.power_runs import answer_sd_prefill, power_of_run, request_power_run
 
 
 class TextRenderer(BaseRenderer):
@@ -149,3 +153,28 @@ def export(request, slug, name):
     _, needs_run = exports.EXPORTS[name]
     run = _run(request, study) if needs_run else None
     return exports.export_response(study=study, name=name, run=run, by=request.user)
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter(name, description=f"The power page's {name} (default: the study's design)")
+        for name in ("vignettes", "repetitions", "vignettes_per_participant", "answer_sd", "order_effect", "gap")
+    ],
+    responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    summary="Power of the reported test at a design, with both levers (202 while it is being simulated)",
+)
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def power(request, slug):
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    tau = answer_sd_prefill(study)
+    form = PowerForm(PowerForm.initial_for(study, answer_sd=tau.value) | request.query_params.dict())
+    if not form.is_valid():
+        return Response(form.errors, status=status.HTTP_400_BAD_REQUEST)
+    run = request_power_run(study=study, plan=page_plan(form.design()))
+    figures = power_of_run(run)
+    source = {"answer_sd_source": tau.source if "answer_sd" not in request.query_params else "given"}
+    if figures is None:
+        body = {"status": run.status, "studies_simulated": run.studies_simulated, "error": run.error or None}
+        return Response(body | source, status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
+    return Response({"status": run.status} | power_json(figures.reported, figures.levers) | source)

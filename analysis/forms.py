@@ -71,8 +71,12 @@ class PowerForm(forms.Form):
         "the humans' cells cancel); only cells no human judges help.",
     )
 
-    def __init__(self, *args, judges=(), measured_human_agreement: float | None = None, **kwargs):
+    def __init__(
+        self, *args, judges=(), measured_human_agreement: float | None = None, answer_sd_source: str = "", **kwargs
+    ):
         super().__init__(*args, **kwargs)
+        if answer_sd_source:
+            self.fields["answer_sd"].help_text = answer_sd_source
         if measured_human_agreement is not None:
             self.fields["human_agreement"].help_text = measured_help(measured_human_agreement)
         self.measured = {judge.key: judge for judge in judges}
@@ -116,7 +120,7 @@ class PowerForm(forms.Form):
         return plan | {"judge_agreement": data["judge_agreement"]}
 
     @classmethod
-    def initial_for(cls, study: Study, *, human_agreement: float | None = None) -> dict:
+    def initial_for(cls, study: Study, *, human_agreement: float | None = None, answer_sd: float = 0.4) -> dict:
         return {
             "systems": study.systems.count(),
             "vignettes": study.vignettes.count(),
@@ -124,7 +128,7 @@ class PowerForm(forms.Form):
             "vignettes_per_participant": study.vignettes_per_participant,
             "gap": 0.4,
             "spacing": "even",
-            "answer_sd": 0.4,
+            "answer_sd": answer_sd,
             "order_effect": 0.0,
             "alpha": 0.05,
             "questions": max(study.questions.count(), 1),

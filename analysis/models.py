@@ -89,3 +89,43 @@ class AnalysisRun(models.Model):
     def read_results(self) -> RunResults:
         """systems, results and halo as typed dataclasses, whatever version the run was stored in."""
         return read(version=self.schema_version, systems=self.systems, results=self.results, halo=self.halo)
+
+
+class PowerRun(models.Model):
+    """One simulation of the reported test's power at a planned design, with its levers (analysis/power/).
+
+    Simulated by the Celery task `simulate_power` so the power page and API do not wait: `tallies` holds, per
+    simulated design point ("v12-r8-n2000": vignettes, judgments per cell, simulated studies), the running
+    counts saved after every batch, so a run stopped half way resumes where it stopped and gives the same
+    figures. The same design asked again is the same row (`key`): the page reads it instead of simulating."""
+
+    class Status(models.TextChoices):
+        SIMULATING = "simulating", "Simulating"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="power_runs")
+    key = models.CharField(max_length=64, help_text="sha256 of the design, simulation counts and seed.")
+    design = models.JSONField(help_text="The planned design (analysis.power.reported_test.Design) and its counts.")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.SIMULATING)
+    tallies = models.JSONField(default=dict, blank=True, help_text="Per design point: the running counts.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now, help_text="Last saved batch: a stalled run is resumed.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="power_run_once_per_design"),
+            models.CheckConstraint(
+                condition=Q(status="simulating") | Q(finished_at__isnull=False), name="power_run_finished_has_time"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} power {self.pk} ({self.status})"
+
+    @property
+    def studies_simulated(self) -> int:
+        return sum(int(tally.get("studies", 0)) for tally in self.tallies.values())

@@ -21,3 +21,9 @@ def refit_study(study_id: int, trigger: str = AnalysisRun.Trigger.ON_DEMAND, req
 @shared_task
 def refit_live_studies() -> list[int]:
     return [run.pk for run in services.refit_live_studies(trigger=AnalysisRun.Trigger.NIGHTLY)]
+
+
+@shared_task
+def simulate_power(run_id: int) -> None:
+    """The reported test's power at a planned design and its levers (resumes from the run's saved tallies)."""
+    services.simulate_power_run(run_id=run_id)

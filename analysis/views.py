@@ -20,6 +20,7 @@ from .services.dashboard import dashboard_results, label_of, question_labels, re
 from .services.judge_quality import quality_summary
 from .services.measured_judges import measured_on_study
 from .services.power_plan import plan_power_page
+from .services.power_runs import answer_sd_prefill
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -131,9 +132,16 @@ def export(request, slug, name):
 def power_page(request, slug):
     study = get_object_or_404(studies_for(request.user), slug=slug)
     measured = measured_on_study(study=study)
-    initial = PowerForm.initial_for(study, human_agreement=measured.human_agreement)
+    tau = answer_sd_prefill(study)
+    initial = PowerForm.initial_for(study, human_agreement=measured.human_agreement, answer_sd=tau.value)
     data = request.GET if "systems" in request.GET else None
-    form = PowerForm(data, initial=initial, judges=measured.judges, measured_human_agreement=measured.human_agreement)
-    plan = plan_power_page(form.design(), form.judge_plan()) if form.is_valid() else None
+    form = PowerForm(
+        data,
+        initial=initial,
+        judges=measured.judges,
+        measured_human_agreement=measured.human_agreement,
+        answer_sd_source=tau.source,
+    )
+    plan = plan_power_page(form.design(), form.judge_plan(), study=study) if form.is_valid() else None
     context = {"study": study, "form": form, "plan": plan, "measured_human_agreement": measured.human_agreement}
     return render(request, "analysis/power.html", context)

@@ -190,3 +190,15 @@ def _smallest(reaches, low: int, high: int) -> int | None:
         else:
             below = middle
     return above
+
+
+def power_json(result: ReportedTestPower, levers: Levers | None) -> dict:
+    """`manage.py power --json` and the API: the reported test's power, the interval it simulated, its df, both
+    levers, and vignettes_needed_for_0.8 / repetitions_needed_for_0.8 each with its reason when None."""
+    body = result.as_dict()
+    if levers is None:
+        return body
+    lever = levers.as_dict()
+    needed = {key: value for key, value in lever.items() if key.endswith(f"_needed_for_{levers.target:g}")}
+    reasons = {"why_no_repetitions": levers.why_no_repetitions, "why_no_vignettes": levers.why_no_vignettes}
+    return body | {"levers": lever, "advice": levers.advice} | needed | reasons

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from analysis import bradley_terry as bt
-from analysis.bradley_terry.labels import count_distinct
 
 from .design import abilities_for
 
@@ -30,7 +29,7 @@ BATCH = 50  # simulated studies between two saves of a resumable run
 TARGET = 0.8
 MAX_VIGNETTES = 200  # the vignettes lever's search stops here ("more than 200 vignettes")
 MAX_REPETITIONS = 200  # the judges lever's: judgments per system pair x vignette
-INTERVAL = "judge × vignette cluster-robust (the dashboard's headline), Holm within a question"
+INTERVAL = "the headline test (CR2 over vignettes × judge design effect, Satterthwaite df), Holm within a question"
 
 
 @dataclass(frozen=True)
@@ -89,28 +88,16 @@ class Outcome:
 
 
 def reported_p(study: bt.SimulatedJudgments, n_items: int, *, reference: int = 0) -> Outcome:
-    """The test the dashboard reports, on one study's judgments (its plain Bradley-Terry estimates, as the
-    dashboard fits them: the order effect is reported beside them, not in them)."""
-    vignettes = count_distinct(study.vignettes)
-    judges = count_distinct(study.judges)
-    if vignettes < 3 or judges < 2:
-        return Outcome(None, None, "fewer than 3 vignettes or a single judge: no test is shown")
-    fitted = bt.fit(study.winners, study.losers, n_items, reference=reference)
-    if not np.isfinite(fitted.estimates).all():
-        return Outcome(None, None, "an infinite ability")
-    robust = bt.cluster_robust(
-        study.winners,
-        study.losers,
-        n_items,
-        reference=reference,
-        judges=study.judges,
-        vignettes=study.vignettes,
-        fitted=fitted,
+    """The test the dashboard reports, on one study's judgments: `headline_test` (its plain Bradley-Terry
+    estimates, as the dashboard fits them: the order effect is reported beside them, not in them), then Holm."""
+    test = bt.headline_test(
+        study.winners, study.losers, n_items, reference=reference, judges=study.judges, vignettes=study.vignettes
     )
-    tested = np.delete(np.arange(n_items), reference)
-    if not np.isfinite(robust.p[tested]).all():
-        return Outcome(None, robust.df, "a variance the design cannot estimate")
-    return Outcome(bt.holm(robust.p), robust.df)
+    df = np.delete(test.df, reference)
+    mean_df = float(np.mean(df[np.isfinite(df)])) if np.isfinite(df).any() else None
+    if test.why_not:
+        return Outcome(None, mean_df, test.why_not)
+    return Outcome(bt.holm(test.p), mean_df)
 
 
 @dataclass

@@ -16,7 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analysis import power
-from analysis.power.reported_test import INTERVAL, Design, ReportedTestPower, reported_test_power
+from analysis.models import PowerRun
+from analysis.power.reported_test import INTERVAL, TARGET, Design, ReportedTestPower
+from surveys.models import Study
+
+from .power_runs import PowerFigures, PowerPlanRun, power_of_run, request_power_run
 
 DESIGN_KEYS = (
     "systems",
@@ -30,8 +34,10 @@ DESIGN_KEYS = (
     "order_effect",
 )
 REPORTED_ONLY = ("target_power", "answer_sd", "order_effect")
-# Simulated studies of the reported test on the page (each runs the dashboard's test: about 3 ms).
-PAGE_SIMULATIONS = 500
+# Simulated studies of the reported test on the page (each runs the dashboard's test: about 10 ms), at the
+# design and at each point of the levers (more vignettes, more judges, and the searches for the target).
+PAGE_SIMULATIONS = 1000
+LEVER_SIMULATIONS = 200
 
 
 @dataclass(frozen=True)
@@ -39,9 +45,9 @@ class NamedTest:
     key: str
     name: str
     asks: str  # the question the test answers, in words
-    power: float
-    mc_se: float
-    simulations: int
+    power: float | None  # None while the reported test is still being simulated
+    mc_se: float | None
+    simulations: int | None
     repetitions_needed: int | None  # for the target power; None: more than 200, or no target
 
 
@@ -49,20 +55,25 @@ class NamedTest:
 class PowerPlan:
     tests: list[NamedTest]
     best_vs_worst: power.PowerResult
-    reported: ReportedTestPower
+    run: PowerRun  # the reported test's simulation (a worker's)
+    figures: PowerFigures | None  # None while it is simulating
     judged: power.JudgePowerResult | None
     target_power: float | None
 
+    @property
+    def reported(self) -> ReportedTestPower | None:
+        return self.figures.reported if self.figures else None
 
-def plan_power_page(design: dict, judge_plan: dict | None) -> PowerPlan:
-    """design: PowerForm.design(); judge_plan: PowerForm.judge_plan() (None without a judge)."""
+
+def plan_power_page(design: dict, judge_plan: dict | None, *, study: Study) -> PowerPlan:
+    """design: PowerForm.design(); judge_plan: PowerForm.judge_plan() (None without a judge). The reported test's
+    power comes from a PowerRun: simulated by a worker the first time a design is asked, read after that."""
     target = design.get("target_power")
     best = power.power_analysis(**{k: v for k, v in design.items() if k not in REPORTED_ONLY})
     judged = power.judge_assisted_power(**judge_plan) if judge_plan else None
-    reported = reported_test_power(
-        planned_design(design), simulations=min(design["simulations"], PAGE_SIMULATIONS), seed=design["seed"] or 1
-    )
-    reported_needed = None  # the levers (more vignettes, more judges) say what reaches the target
+    run = request_power_run(study=study, plan=page_plan(design))
+    figures = power_of_run(run)
+    reported = figures.reported if figures else None
     alpha = f"alpha {best.alpha} ÷ {best.questions} question{'s' if best.questions != 1 else ''}"
     tests = [
         NamedTest(
@@ -79,14 +90,27 @@ def plan_power_page(design: dict, judge_plan: dict | None) -> PowerPlan:
             "Each system vs the reference (the test the dashboard reports)",
             f"Is each system different from the reference? The dashboard's own test run on simulated studies: "
             f"{INTERVAL} at {alpha}; the power is the chance of declaring a system with a true effect different, "
-            f"averaged over those {sum(1 for effect in reported.design.abilities[1:] if effect)} systems.",
-            reported.power,
-            reported.mc_se,
-            reported.simulations,
-            reported_needed,
+            f"averaged over the systems with a true effect.",
+            reported.power if reported else None,
+            reported.mc_se if reported else None,
+            reported.simulations if reported else None,
+            figures.levers.repetitions_needed if figures else None,
         ),
     ]
-    return PowerPlan(tests, best, reported, judged, target)
+    return PowerPlan(tests, best, run, figures, judged, target)
+
+
+def page_plan(design: dict) -> PowerPlanRun:
+    """The reported test's simulation for the page's design: up to PAGE_SIMULATIONS studies at the design, a
+    tenth of them (10 to LEVER_SIMULATIONS) at each point of the levers."""
+    simulations = design["simulations"]
+    return PowerPlanRun(
+        planned_design(design),
+        simulations=min(simulations, PAGE_SIMULATIONS),
+        lever_simulations=max(10, min(LEVER_SIMULATIONS, simulations // 10)),
+        seed=design["seed"] if design["seed"] is not None else 1,
+        target=design.get("target_power") or TARGET,
+    )
 
 
 def planned_design(design: dict) -> Design:

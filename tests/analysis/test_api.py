@@ -26,6 +26,7 @@ MY_PATHS = [
     "/api/studies/{slug}/progress/",
     "/api/studies/{slug}/results/",
     "/api/studies/{slug}/refit/",
+    "/api/studies/{slug}/power/",
     "/api/studies/{slug}/exports/{name}",
 ]
 

@@ -147,7 +147,10 @@ def test_power_command_runs_the_dashboards_test_by_default_and_approximations_on
         "power", "--questions", "5", "--answer-sd", "0.3", "--vignettes", "4", "--repetitions", "4",
         "--simulations", "100", "--lever-simulations", "0", "--seed", "2",
     )  # fmt: skip
-    assert "the test: judge × vignette cluster-robust (the dashboard's headline), Holm within a question" in output
+    assert (
+        "the test: the headline test (CR2 over vignettes × judge design effect, Satterthwaite df), Holm within a question"
+        in output
+    )
     assert "at alpha 0.01" in output
     assert "answer-level SD 0.3" in output
     assert output.count("    system ") == 6
@@ -184,8 +187,8 @@ def test_power_json_keeps_power_and_adds_the_interval_df_levers_and_what_reaches
         )
     )
     assert 0 <= result["power"] <= 1
-    assert result["interval"].startswith("judge × vignette cluster-robust")
-    assert result["df"] == 2
+    assert result["interval"].startswith("the headline test (CR2")
+    assert result["df"] > 0
     assert [point["vignettes"] for point in result["levers"]["more_vignettes"]][:2] == [3, 6]
     assert {"vignettes_needed_for_0.8", "repetitions_needed_for_0.8"} <= set(result)
     for key, why in (

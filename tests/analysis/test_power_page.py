@@ -7,7 +7,7 @@ from tests.llm_judging.test_agreement_and_page import add_judge
 
 DESIGN = (
     "systems=7&vignettes=12&repetitions=8&vignettes_per_participant=5&gap=0.4&spacing=even"
-    "&alpha=0.05&questions=5&simulations=400&seed=1&target_power=0.8&answer_sd=0.4&order_effect=0"
+    "&alpha=0.05&questions=5&simulations=100&seed=1&target_power=0.8&answer_sd=0.4&order_effect=0"
 )
 
 
@@ -39,7 +39,9 @@ def test_without_a_judge_the_page_shows_each_named_test_with_its_own_power_and_n
     assert "Best vs worst (the source study&#x27;s figure)" in html
     assert "Each system vs the reference (the test the dashboard reports)" in html
     assert "what the dashboard reports" not in html
-    assert "judge × vignette cluster-robust (the dashboard&#x27;s headline), Holm within a question" in html
+    assert (
+        "the headline test (CR2 over vignettes × judge design effect, Satterthwaite df), Holm within a question" in html
+    )
     assert "Is the best system different from the worst? One two-sided Wald test at alpha 0.05 ÷ 5 questions." in html
     best, reported = float(named_power(html, "best-vs-worst")), float(named_power(html, "reported"))
     assert best > reported  # one test of the largest gap against several of smaller gaps, Holm-corrected

@@ -29,7 +29,7 @@ from analysis.power import (
     reported_power,
 )
 from analysis.power.judge import DEFAULT_HUMAN_AGREEMENT
-from analysis.power.levers import plan_levers
+from analysis.power.levers import plan_levers, power_json
 from analysis.power.reported_test import INTERVAL, Design, ReportedTestPower, reported_test_power
 
 HEADLINE = "headline"
@@ -200,8 +200,7 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
-            extra = levers.as_dict() if levers else {}
-            self.stdout.write(json.dumps(result.as_dict() | {"levers": extra} | _needed_keys(extra), default=float))
+            self.stdout.write(json.dumps(power_json(result, levers)))
             return
         self.stdout.write("\n".join(_headline_lines(result, levers)))
 
@@ -274,14 +273,6 @@ def _numbers(text: str) -> list[float]:
         return [float(part) for part in text.split(",")]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"numbers separated by commas were expected, not {text!r}") from exc
-
-
-def _needed_keys(levers: dict) -> dict:
-    """vignettes_needed_for_0.8 and repetitions_needed_for_0.8 at the top level, each with its reason when None."""
-    if not levers:
-        return {}
-    keys = {key: levers[key] for key in levers if key.endswith("_needed_for_0.8")}
-    return keys | {"why_no_repetitions": levers["why_no_repetitions"], "why_no_vignettes": levers["why_no_vignettes"]}
 
 
 def _headline_lines(result: ReportedTestPower, levers) -> list[str]:
