@@ -15,6 +15,7 @@ from ..models import DEFAULT_ATTENTION_OPTIONS, Study, StudyMembership, System
 from ..prolific import POLICY_HELP
 from ..prolific.eligibility import clean_eligibility
 from ..services.authenticity_report import counts_in_words
+from ..services.design_warnings import design_warnings
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
 from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
 from ..services.teams import can_act, remove_member, set_member
@@ -227,7 +228,8 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
         if study.pk is None or study.status != Study.Status.DRAFT:
             return "—"
         problems = missing_for_live(study)
-        notes = "".join(f" Note: {warning}." for warning in launch_warnings(study))
+        warnings = [*launch_warnings(study), *design_warnings(study)]
+        notes = "".join(f" Note: {warning}." for warning in warnings)
         ready = "Yes." if not problems else "Missing: " + "; ".join(problems) + "."
         return f"{ready}{notes} At the end: {end_of_survey(study)}."
 
