@@ -18,7 +18,8 @@ def postgres_server(db: dict) -> str:
 
 
 @pytest.mark.parametrize(
-    "script", ["faults.py", "survey_load.py", "burst.py", "judge.py", "attacks.py", "authenticity.py", "pilot.py"]
+    "script",
+    ["faults.py", "survey_load.py", "burst.py", "judge.py", "attacks.py", "authenticity.py", "pilot.py", "power.py"],
 )
 def test_a_benchmark_script_explains_itself_without_starting_anything(script):
     done = subprocess.run(
@@ -124,3 +125,20 @@ def test_make_runs_sqlite_holds_a_small_pilot_with_the_sandbox_and_simulated_jud
     assert "prolific_sandbox: exit 0;" in out
     assert "refused 0" in out
     assert "pilot held: yes" in out
+
+
+def test_the_power_benchmark_predicts_what_refits_find_at_a_tiny_size():
+    """benchmarks/power.py at a tiny size: a prediction, refits of other studies, and how often the refit and the
+    simulated test decided alike on the same studies (1.0 once refits store the headline test's p)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import power as power_benchmark  # benchmarks/power.py
+
+    from analysis.power.reported_test import Design
+
+    row = power_benchmark.compare(
+        Design.of(systems=3, gap=1.0, vignettes=4, repetitions=3, pairs_per_judge=3), refits=15, simulations=60
+    )
+    assert 0.5 <= row["alike"] <= 1.0
+    assert 0 <= row["predicted"] <= 1
+    assert 0 <= row["refitted"] <= 1
+    assert row["se"] > 0
