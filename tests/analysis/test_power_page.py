@@ -47,7 +47,8 @@ def test_without_a_judge_the_page_shows_each_named_test_with_its_own_power_and_n
     assert best > reported  # one test of the largest gap against several of smaller gaps, Holm-corrected
     assert "Power <strong>" not in html  # no unlabelled power figure
     # Both levers, and what to change, in words: at tau 0.4 more judges cannot reach 80% at 12 vignettes.
-    assert 'id="lever-vignettes"' in html and 'id="lever-judges"' in html
+    assert 'id="lever-vignettes"' in html
+    assert 'id="lever-judges"' in html
     assert "More judges cannot reach 80% at 12 vignettes" in html
     assert "add vignettes" in html
 
