@@ -84,7 +84,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--lever-simulations",
             type=int,
-            default=200,
+            default=100,
             help="reported test: simulations per point of the levers (more vignettes, more judges); 0 skips them",
         )
         parser.add_argument("--alpha", type=float, default=0.05)
