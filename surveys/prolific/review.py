@@ -6,11 +6,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from ..models import Participant, Study
+from ..models import AuditEvent, Participant, Study
 from ..services import participation
+from ..services.audit import record_event
 from ..services.participation import REVIEWABLE
 from . import client
 from .client import ProlificError
+from .ownership import NotOurProlificStudy, owned_prolific_study
 from .statuses import SubmissionStatus, reconcile_study
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
@@ -162,8 +164,10 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
     if not pending.exists():
         report.messages.append(f"Study '{study.slug}': nothing left to review.")
         return report
-    if not study.prolific_study_id:
-        report.messages.append(f"Study '{study.slug}' has no Prolific study id: set it before reviewing.")
+    try:
+        prolific_id = owned_prolific_study(study)
+    except NotOurProlificStudy as exc:
+        report.messages.append(" ".join(exc.messages) + " Nothing was reviewed.")
         return report
     try:
         report.messages.append(str(reconcile_study(study=study)))
@@ -204,6 +208,17 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
             report.messages.append(f"{participant.prolific_pid}: {exc}")
             continue
         report.messages.append(done + (f" — {decision.note}" if decision.note else "") + ".")
+    if report.calls:
+        record_event(
+            action=AuditEvent.Action.PROLIFIC_REVIEWED,
+            user=user,
+            study=study,
+            prolific_study_id=prolific_id,
+            approved=report.approved,
+            rejected=report.rejected,
+            returns_requested=report.returns_requested,
+            failed=report.failed,
+        )
     log.info("prolific review of %s%s: %s", study.slug, by, report)
     return report
 

@@ -9,8 +9,10 @@ from django.core.exceptions import ValidationError
 from django.db.models import F, Sum
 from django.db.models.functions import Greatest
 
-from ...models import Cell, Study
+from ...models import AuditEvent, Cell, Study
+from ...services.audit import record_event
 from .. import client
+from ..ownership import owned_prolific_study
 from .pay import with_margin
 from .remote import UNPUBLISHED, remember
 
@@ -44,14 +46,13 @@ def open_places(study: Study) -> tuple[int, int]:
 
 def places_needed(*, study: Study, remote: dict | None = None) -> PlacesNeeded:
     """How many places to add on Prolific: judges for the open cells, less the places Prolific has left."""
-    if not study.prolific_study_id:
-        raise ValidationError(f"Study '{study.slug}' has no Prolific study yet: create the draft first.")
+    prolific_id = owned_prolific_study(study)
     if study.status == Study.Status.DRAFT:
         raise ValidationError(f"Study '{study.slug}' is a draft here: it has no cells to fill yet.")
-    remote = remote if remote is not None else client.get_study(study.prolific_study_id)
+    remote = remote if remote is not None else client.get_study(prolific_id)
     if remote.get("status") == UNPUBLISHED:
         raise ValidationError(
-            f"The Prolific study {study.prolific_study_id} is still a draft: change its places with "
+            f"The Prolific study {prolific_id} is still a draft: change its places with "
             "'Create or update Prolific draft'."
         )
     wanted, vignettes = open_places(study)
@@ -79,7 +80,7 @@ def places_needed(*, study: Study, remote: dict | None = None) -> PlacesNeeded:
     )
 
 
-def add_places(*, study: Study) -> PlacesNeeded:
+def add_places(*, study: Study, by=None) -> PlacesNeeded:
     """PATCH total_available_places up by what the open cells need; ValidationError when none are needed."""
     needed = places_needed(study=study)
     if needed.to_add == 0:
@@ -87,8 +88,17 @@ def add_places(*, study: Study) -> PlacesNeeded:
             f"Study '{study.slug}' needs no more places on Prolific: {needed.open_places} open places in the cells, "
             f"{needed.prolific_left} places left on Prolific."
         )
-    remote = client.update_study(
-        study.prolific_study_id, {"total_available_places": needed.prolific_total + needed.to_add}
-    )
+    prolific_id = owned_prolific_study(study)
+    total = needed.prolific_total + needed.to_add
+    remote = client.update_study(prolific_id, {"total_available_places": total})
     remember(study, prolific_status=str(remote.get("status") or study.prolific_status))
+    record_event(
+        action=AuditEvent.Action.PROLIFIC_PLACES_ADDED,
+        user=by,
+        study=study,
+        prolific_study_id=prolific_id,
+        added=needed.to_add,
+        total=total,
+        reward_per_place=needed.reward,
+    )
     return needed
