@@ -3,7 +3,7 @@
 from django.db import migrations, models
 
 UNLINKED_NOTE = (
-    "Unlinked by migration 0026: another study of this deployment held the same Prolific study, and a Prolific study "
+    "Unlinked by migration 0027: another study of this deployment held the same Prolific study, and a Prolific study "
     "belongs to one study. The earliest study kept it; link it again from the admin if it is this one's "
     "(Prolific's API is asked whose it is)."
 )
@@ -33,7 +33,7 @@ def keep_one_study_per_prolific_study(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0025_study_prolific_eligibility'),
+        ('surveys', '0026_audit_of_prolific_pay'),
     ]
 
     operations = [
@@ -41,11 +41,6 @@ class Migration(migrations.Migration):
             model_name='study',
             name='prolific_link',
             field=models.CharField(blank=True, choices=[('created', 'Created as a draft by this deployment'), ('proven', 'Linked by hand: its study link on Prolific leads to this study'), ('earlier', 'Linked before ownership was checked (kept by the migration)')], help_text="How the Prolific study was found to be this study's: every Prolific action checks it.", max_length=16),
-        ),
-        migrations.AlterField(
-            model_name='auditevent',
-            name='action',
-            field=models.CharField(choices=[('went_live', 'Went live'), ('closed', 'Closed'), ('prolific_published', 'Published on Prolific'), ('prolific_draft_created', 'Prolific draft created'), ('prolific_linked', 'Prolific study linked or unlinked'), ('prolific_places_added', 'Places added on Prolific (paid)'), ('prolific_reviewed', 'Submissions reviewed on Prolific (pay)'), ('asked_again', 'Asked again (paid)'), ('participant_excluded', 'Participant excluded'), ('collection_started', 'LLM collection started (paid)'), ('judging_started', 'LLM judging started (paid)'), ('data_exported', 'Participant data exported'), ('team_changed', 'Team changed')], max_length=32),
         ),
         migrations.AlterField(
             model_name='study',
