@@ -13,7 +13,7 @@ from .study import Study
 from .translations import TRANSLATIONS_HELP, check_translations
 
 
-def _study_is_live(study_id: int | None) -> bool:
+def _study_is_live(study_id: int) -> bool:
     return Study.objects.filter(pk=study_id).exclude(status=Study.Status.DRAFT).exists()
 
 

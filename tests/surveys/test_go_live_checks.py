@@ -38,7 +38,8 @@ def test_a_lone_low_authenticity_answer_is_not_selected_on_going_live_until_some
     select_answer(answer=low, user=admin_user, confirm_low_authenticity=True)
     study = go_live(study=study)
     low.refresh_from_db()
-    assert low.selected and low.low_authenticity_confirmed_by == admin_user
+    assert low.selected
+    assert low.low_authenticity_confirmed_by == admin_user
 
 
 def test_a_low_authenticity_answer_selected_around_the_service_is_still_caught_on_going_live():
@@ -61,7 +62,8 @@ def test_the_study_file_keeps_the_confirmation_and_refuses_a_selected_low_answer
 
     copy = import_study(dict(exported, slug="copy", status="live"))
     copied = _answer(copy)
-    assert copied.selected and copied.low_authenticity_confirmed_by == admin_user
+    assert copied.selected
+    assert copied.low_authenticity_confirmed_by == admin_user
     assert copied.low_authenticity_confirmed_at == low.low_authenticity_confirmed_at
     assert entry in export_study(copy)["answers"]
 
