@@ -1,7 +1,8 @@
 // How an answer was written, for the researcher's review (docs/authenticity.md): per text field the
 // keystrokes, the characters the person's input method typed, the pastes and the characters they brought,
-// the characters moved from the page's own fields (cut or copied there, pasted here), and the time the
-// field had focus; for the page,
+// the characters moved from the page's own fields (cut or copied there, pasted here), the characters quoted
+// from the page's own scenario or questions (pasted or dropped text found in them: decided here, the text is
+// never kept), and the time the field had focus; for the page,
 // how often and how long it was hidden or lost focus, and the time from the first keystroke to submitting.
 // Only counts and durations are kept, never what was typed or pasted; they go to the server in the hidden
 // input "writing_signals" with the form. Without this script the signals are "unknown".
@@ -18,7 +19,12 @@
 
   function now() { return Math.round(performance.now()); }
   function counts(name) {
-    if (!fields[name]) fields[name] = { keys: 0, typed_chars: 0, pastes: 0, pasted_chars: 0, moved_chars: 0, focus_ms: 0, pasted_after_away: 0 };
+    if (!fields[name]) {
+      fields[name] = {
+        keys: 0, typed_chars: 0, pastes: 0, pasted_chars: 0, moved_chars: 0, quoted_chars: 0, focus_ms: 0,
+        pasted_after_away: 0
+      };
+    }
     return fields[name];
   }
   function carryOver() {
@@ -41,6 +47,15 @@
     var input = event.target, text = input.value.substring(input.selectionStart || 0, input.selectionEnd || 0);
     if (text) { ownClips.push(text); if (ownClips.length > 20) ownClips.shift(); }
   }
+
+  // The page's own scenario and questions: text pasted or dropped from them is a quotation, the writer's
+  // reading of the situation they answer, not text brought from elsewhere. Compared with spaces collapsed
+  // and case ignored, as a copied selection may break lines differently from the page's text.
+  function plain(text) { return text.replace(/\s+/g, " ").trim().toLowerCase(); }
+  var quotable = plain(Array.prototype.map.call(document.querySelectorAll("[data-quotable]"), function (element) {
+    return element.textContent;
+  }).join(" \u0000 "));
+  function isQuotation(text) { var words = plain(text); return words !== "" && quotable.indexOf(words) >= 0; }
 
   var inputs = form.querySelectorAll("textarea, input[type=text]");
   inputs.forEach(function (input) {
@@ -69,12 +84,14 @@
       var text = data ? data.getData("text") || "" : "";
       var field = counts(name);
       if (text && ownClips.indexOf(text) >= 0) { field.moved_chars += text.length; return; }
+      if (isQuotation(text)) { field.quoted_chars += text.length; return; }
       field.pastes += 1;
       field.pasted_chars += text.length;
       if (backAt !== null && now() - backAt < AWAY_WINDOW_MS) field.pasted_after_away += text.length;
     });
     input.addEventListener("drop", function (event) {
       var text = event.dataTransfer ? event.dataTransfer.getData("text") || "" : "";
+      if (isQuotation(text)) { counts(name).quoted_chars += text.length; return; }
       counts(name).pastes += 1;
       counts(name).pasted_chars += text.length;
     });

@@ -3,6 +3,8 @@
 - typist: types every text field key by key, with the odd typo corrected by Backspace;
 - paster: pastes every text field whole (a chatbot's answer copied in), types only the weights;
 - phrase: types everything but pastes one short phrase (a quotation, a name) into one field;
+- quoter: types everything but one feature, which is 3-6 words copied from the scenario on the page, and
+  quotes 5-9 words of the scenario in one reason (selected in the page, Control+C, Control+V);
 - the typists whose input method, not key presses, puts the characters in (Chromium's own input paths,
   as a phone keyboard, dictation or an IME delivers them; few or no keydowns):
   swipe (a phone keyboard: each word inserted whole, as swipe typing and word suggestions do),
@@ -16,6 +18,7 @@ sees the same paste event and inserted text a person's paste gives.
 """
 
 import random
+import re
 
 WORDS = [
     "the",
@@ -71,6 +74,38 @@ def paste(page, selector: str, text: str) -> None:
     page.click(selector)
     page.evaluate("text => navigator.clipboard.writeText(text)", text)
     page.keyboard.press("Control+V")
+
+
+def copy_from_scenario(page, rng: random.Random, *, words: tuple[int, int] = (5, 9)) -> str:
+    """Select a few consecutive words of the scenario on the page with the mouse's help and copy them (Control+C)."""
+    scenario = page.locator(".vignette-text p").first
+    scenario.click()  # the writer leaves the field for the scenario
+    text = scenario.evaluate("p => p.firstChild.textContent")
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    count = min(len(spans), rng.randint(*words))
+    first = rng.randrange(len(spans) - count + 1)
+    start, end = spans[first][0], spans[first + count - 1][1]
+    scenario.evaluate(
+        """(p, [start, end]) => {
+            const range = document.createRange();
+            range.setStart(p.firstChild, start);
+            range.setEnd(p.firstChild, end);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+        }""",
+        [start, end],
+    )
+    page.keyboard.press("Control+C")
+    return text[start:end]
+
+
+def quote_scenario(page, selector: str, rng: random.Random, *, words: tuple[int, int] = (5, 9)) -> str:
+    """Copy words of the scenario and paste them at the end of the field, as a writer quoting it does."""
+    quote = copy_from_scenario(page, rng, words=words)
+    page.click(selector)
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Control+V")
+    return quote
 
 
 def type_text(page, selector: str, text: str, rng: random.Random) -> None:
@@ -145,7 +180,12 @@ def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
     phrase_field = rng.choice(sorted(texts)) if kind == "phrase" else None
     for name, text in texts.items():
         selector = f"#id_{name}"
-        if kind == "paster":
+        if kind == "quoter" and name == "feature_1":  # a feature named in the scenario's own words
+            texts[name] = quote_scenario(page, selector, rng, words=(3, 6))
+        elif kind == "quoter" and name == "reason_1":  # a reason that quotes the scenario
+            type_text(page, selector, text + " As it says: ", rng)
+            texts[name] = text + " As it says: " + quote_scenario(page, selector, rng)
+        elif kind == "paster":
             paste(page, selector, text)
         elif name == phrase_field:
             phrase = rng.choice(PHRASES)
