@@ -2,7 +2,8 @@
 
 The answer-writing page's own script (static/surveys/writing.js) counts, per text field, the keystrokes,
 the characters the writer's input method typed (keys, phone keyboards, dictation, IME composition; pages
-written before this count sent none: 0), the paste events and the characters they brought, the
+written before this count sent none: 0), the characters single input events brought at once (more than a
+word or two: an auto-typer's or a clipboard chip's insertion, an autofill; not typing), the paste events and the characters they brought, the
 characters moved within the page (cut or copied from its own fields, pasted elsewhere in it), the characters
 quoted from the page's own scenario or questions (pasted or dropped text the script found in them; it never
 sends the text), and the time the field had focus; for the page, how
@@ -21,7 +22,8 @@ SIGNALS_VERSION = 1
 MAX_SIGNALS_BYTES = 4000
 MAX_COUNT = 10**9  # any count or milliseconds beyond this is not from a real page
 FIELD_COUNTS = (
-    "keys", "typed_chars", "pastes", "pasted_chars", "moved_chars", "quoted_chars", "focus_ms", "pasted_after_away",
+    "keys", "typed_chars", "inserted_chars", "pastes", "pasted_chars", "moved_chars", "quoted_chars", "focus_ms",
+    "pasted_after_away",
 )  # fmt: skip
 PAGE_COUNTS = ("hidden", "hidden_ms", "blurred", "blurred_ms", "first_key_to_submit_ms")
 
@@ -102,7 +104,10 @@ def summary(signals: dict) -> dict[str, float | int]:
     moved = sum(f.get("moved_chars", 0) for f in fields)
     # Words quoted from the scenario or the question on the page: not typed, but not brought from elsewhere.
     quoted = sum(f.get("quoted_chars", 0) for f in fields)
-    untyped = max(0, chars - typed - moved - quoted)  # characters no typing explains (pasted, dropped, filled in)
+    # Characters no typing explains (pasted, dropped, filled in), and at least those a single input event
+    # brought in bulk (a sentence inserted at once), however many keys were pressed besides.
+    inserted = sum(f.get("inserted_chars", 0) for f in fields)
+    untyped = min(chars, max(chars - typed - moved - quoted, inserted))
     return {
         "chars": chars,
         "keys": keys,
@@ -110,6 +115,7 @@ def summary(signals: dict) -> dict[str, float | int]:
         "pasted_chars": pasted,
         "moved": moved,
         "quoted": quoted,
+        "inserted": inserted,
         "pasted_share": min(1.0, pasted / chars) if chars else 0.0,
         "untyped_share": untyped / chars if chars else 0.0,
         "pasted_after_away": sum(f["pasted_after_away"] for f in fields),

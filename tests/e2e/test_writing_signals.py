@@ -48,6 +48,7 @@ def test_phone_keyboards_dictation_ime_and_moving_ones_own_text_are_rated_as_typ
             assert action["moved_chars"] == action["chars"] > 0
         else:
             assert action["typed_chars"] >= action["chars"] > 0, kind
+            assert action["inserted_chars"] == 0, kind  # a word at a time, or a composition grown word by word
         assert answer.authenticity == "high", kind
         if kind in ("swipe", "dictation", "ime"):
             # Keydowns alone do not explain what these input methods wrote: counted by keys only, they were low.
@@ -75,3 +76,15 @@ def test_words_quoted_from_the_scenario_on_the_page_are_a_quotation_not_a_paste(
     assert answer.features.first().feature in SCENARIO  # what was pasted is the scenario's own text
     assert "Marcus" not in json.dumps(answer.writing_signals)  # counted, never kept
     assert answer.authenticity == "high"
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_a_field_inserted_whole_by_one_input_event_is_untyped_whatever_its_input_type(live_server, chromium_browser):
+    study = answering_study(m=1)
+    for n, kind in enumerate(("one-shot", "filled-in")):
+        answer = written_as(live_server, chromium_browser, study, kind=kind, pid=f"{n + 1:024x}")
+        action = answer.writing_signals["fields"]["action"]
+        assert action["pastes"] == action["typed_chars"] == 0, kind
+        assert action["inserted_chars"] == action["chars"] > 0, kind
+        assert answer.authenticity == "low", kind

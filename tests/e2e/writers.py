@@ -8,8 +8,10 @@
 - the typists whose input method, not key presses, puts the characters in (Chromium's own input paths,
   as a phone keyboard, dictation or an IME delivers them; few or no keydowns):
   swipe (a phone keyboard: each word inserted whole, as swipe typing and word suggestions do),
-  dictation (each sentence inserted whole), ime (each word composed, then committed, as Chinese or
+  dictation (each sentence composed a word at a time as it is recognised, then committed), ime (each word composed, then committed, as Chinese or
   Japanese input does), autocorrect (keys, with the odd mistyped word replaced by the keyboard's fix);
+- one-shot: each field inserted whole by one insertText (a phone keyboard's clipboard chip, an auto-typer);
+- filled-in: each field's value set by a script with an input event (an extension, an autofill tool);
 - reviser: types key by key, but writes two fields' text in the wrong box first and moves it with
   Control+X / Control+V (the page's own text, not a paste from elsewhere).
 
@@ -124,8 +126,30 @@ def swipe_text(page, selector: str, text: str, rng: random.Random) -> None:
 
 
 def dictate_text(page, selector: str, text: str, rng: random.Random) -> None:
+    """Dictation as Chromium's input methods deliver it: the sentence composed a word at a time as it is
+    recognised, then committed whole."""
+    page.click(selector)
+    cdp = page.context.new_cdp_session(page)
+    words = text.split(" ")
+    for end in range(1, len(words) + 1):
+        heard = " ".join(words[:end])
+        cdp.send("Input.imeSetComposition", {"text": heard, "selectionStart": len(heard), "selectionEnd": len(heard)})
+    cdp.send("Input.insertText", {"text": text})
+    cdp.detach()
+
+
+def insert_at_once(page, selector: str, text: str, rng: random.Random) -> None:
+    """The whole field in one insertText (a phone keyboard's clipboard chip, an auto-typer): not typing."""
     page.click(selector)
     page.keyboard.insert_text(text)
+
+
+def insert_by_script(page, selector: str, text: str, rng: random.Random) -> None:
+    """A browser extension filling the field: the value set and an input event sent, as autofill tools do."""
+    page.click(selector)
+    page.locator(selector).evaluate(
+        "(field, text) => { field.value = text; field.dispatchEvent(new Event('input', {bubbles: true})); }", text
+    )
 
 
 def compose_text(page, selector: str, text: str, rng: random.Random) -> None:
@@ -172,6 +196,7 @@ def revise_text(page, selector: str, text: str, rng: random.Random) -> None:
 TYPING = {"typist": type_text, "swipe": swipe_text, "dictation": dictate_text, "ime": compose_text}
 TYPING |= {"autocorrect": autocorrect_text, "reviser": revise_text}
 TYPIST_KINDS = tuple(TYPING)
+INSERTING = {"one-shot": insert_at_once, "filled-in": insert_by_script}
 
 
 def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
@@ -193,7 +218,7 @@ def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
             paste(page, selector, " " + phrase)
             texts[name] = text + " " + phrase
         else:
-            TYPING.get(kind, type_text)(page, selector, text, rng)  # a phrase-paster types the rest
+            (TYPING | INSERTING).get(kind, type_text)(page, selector, text, rng)  # a phrase-paster types the rest
     for number, weight in enumerate((60, 40), start=1):
         page.fill(f"#id_weight_{number}", str(weight))
     page.get_by_role("button", name="Submit this answer").click()

@@ -13,11 +13,20 @@ PAGE = {"hidden": 0, "hidden_ms": 0, "blurred": 0, "blurred_ms": 0, "first_key_t
 
 
 def field(
-    keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0, typed_chars=0, moved_chars=0, quoted_chars=0
+    keys=0,
+    pastes=0,
+    pasted_chars=0,
+    focus_ms=60000,
+    pasted_after_away=0,
+    typed_chars=0,
+    moved_chars=0,
+    quoted_chars=0,
+    inserted_chars=0,
 ):
     return {
         "keys": keys,
         "typed_chars": typed_chars,
+        "inserted_chars": inserted_chars,
         "moved_chars": moved_chars,
         "quoted_chars": quoted_chars,
         "pastes": pastes,
@@ -69,8 +78,15 @@ def test_words_quoted_from_the_scenario_or_question_on_the_page_are_neither_type
     assert rated({"action": field(keys=60, quoted_chars=140)}) == "mixed"
 
 
+def test_text_one_input_event_brought_at_once_is_untyped_however_many_keys_were_pressed_besides():
+    assert rated({"action": field(keys=0, inserted_chars=200)}) == "low"
+    # Half the answer typed, the other half inserted as one sentence: the keys do not explain it away.
+    assert rated({"action": field(keys=130, typed_chars=100, inserted_chars=100)}) == "low"
+    assert rated({"action": field(keys=170, typed_chars=150, inserted_chars=50)}) == "mixed"
+
+
 def test_signals_recorded_before_typed_chars_was_counted_are_read_as_before():
-    new_counts = ("typed_chars", "moved_chars", "quoted_chars")
+    new_counts = ("typed_chars", "moved_chars", "quoted_chars", "inserted_chars")
     old = {"action": {name: value for name, value in field(keys=40).items() if name not in new_counts}}
     assert rated(old) == "low"
     assert rated({"action": {**old["action"], "keys": 230}}) == "high"

@@ -40,7 +40,7 @@ def open_places(study: Study) -> tuple[int, int]:
     room = Greatest(F("target") - F("completed") - F("reserved"), 0)
     cells = Cell.objects.filter(study=study).order_by()
     wanted = cells.aggregate(total=Sum(room))["total"] or 0
-    vignettes = cells.filter(completed__lt=F("target") - F("reserved")).values("vignette_id").distinct().count()
+    vignettes = cells.with_room().values("vignette_id").distinct().count()
     return wanted, vignettes
 
 
