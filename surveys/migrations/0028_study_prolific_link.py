@@ -3,7 +3,7 @@
 from django.db import migrations, models
 
 UNLINKED_NOTE = (
-    "Unlinked by migration 0027: another study of this deployment held the same Prolific study, and a Prolific study "
+    "Unlinked by migration 0028: another study of this deployment held the same Prolific study, and a Prolific study "
     "belongs to one study. The earliest study kept it; link it again from the admin if it is this one's "
     "(Prolific's API is asked whose it is)."
 )
@@ -33,7 +33,7 @@ def keep_one_study_per_prolific_study(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('surveys', '0026_audit_of_prolific_pay'),
+        ('surveys', '0027_bonus_payment'),
     ]
 
     operations = [

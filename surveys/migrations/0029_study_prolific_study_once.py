@@ -2,11 +2,11 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    """A Prolific study belongs to one study (0027 unlinked the duplicates first; a separate migration so that
+    """A Prolific study belongs to one study (0028 unlinked the duplicates first; a separate migration so that
     PostgreSQL adds the index after the data migration's transaction)."""
 
     dependencies = [
-        ("surveys", "0027_study_prolific_link"),
+        ("surveys", "0028_study_prolific_link"),
     ]
 
     operations = [
