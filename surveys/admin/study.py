@@ -20,6 +20,7 @@ from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable
 from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
 from ..services.teams import can_act, remove_member, set_member
 from .answer_import import AnswerImportPage
+from .bonuses import StudyBonusPages, pay_bonuses_on_prolific
 from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
 from .study_actions import StudyActions
@@ -31,7 +32,9 @@ from .teams import MembershipInline, TeamScoped
 
 
 @admin.register(Study)
-class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, admin.ModelAdmin):
+class StudyAdmin(
+    TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, StudyBonusPages, admin.ModelAdmin
+):
     study_path = ""  # the rows are the studies
     form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
@@ -43,6 +46,7 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
     inlines = [QuestionInline, VignetteInline, SystemInline, MembershipInline]
     actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
     actions += PROLIFIC_ACTIONS  # create or update the Prolific draft, publish it, add places
+    actions += [pay_bonuses_on_prolific]  # to the study's bonuses page (bonuses.py)
     actions += ["remove_test_participants"]  # the researchers' own tries (study_links.py)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),

@@ -9,9 +9,10 @@ from django.core.exceptions import ValidationError
 from django.db.models import F, Sum
 from django.db.models.functions import Greatest
 
-from ...models import Cell, Study
+from ...models import AuditEvent, Cell, Study
+from ...services.audit import record_event
 from .. import client
-from .pay import with_margin
+from .pay import cost_of, with_margin
 from .remote import UNPUBLISHED, remember
 
 
@@ -38,7 +39,7 @@ def open_places(study: Study) -> tuple[int, int]:
     room = Greatest(F("target") - F("completed") - F("reserved"), 0)
     cells = Cell.objects.filter(study=study).order_by()
     wanted = cells.aggregate(total=Sum(room))["total"] or 0
-    vignettes = cells.filter(completed__lt=F("target") - F("reserved")).values("vignette_id").distinct().count()
+    vignettes = cells.with_room().values("vignette_id").distinct().count()
     return wanted, vignettes
 
 
@@ -79,8 +80,9 @@ def places_needed(*, study: Study, remote: dict | None = None) -> PlacesNeeded:
     )
 
 
-def add_places(*, study: Study) -> PlacesNeeded:
-    """PATCH total_available_places up by what the open cells need; ValidationError when none are needed."""
+def add_places(*, study: Study, by=None) -> PlacesNeeded:
+    """PATCH total_available_places up by what the open cells need; ValidationError when none are needed.
+    Audited with the places and the reward each may cost."""
     needed = places_needed(study=study)
     if needed.to_add == 0:
         raise ValidationError(
@@ -91,4 +93,16 @@ def add_places(*, study: Study) -> PlacesNeeded:
         study.prolific_study_id, {"total_available_places": needed.prolific_total + needed.to_add}
     )
     remember(study, prolific_status=str(remote.get("status") or study.prolific_status))
+    cost = cost_of(needed.reward * needed.to_add, study.prolific_currency)
+    record_event(
+        action=AuditEvent.Action.PROLIFIC_PLACES_ADDED,
+        user=by,
+        study=study,
+        prolific_study_id=study.prolific_study_id,
+        places_before=needed.prolific_total,
+        places_added=needed.to_add,
+        reward=needed.reward,
+        estimated_cost=cost.total,
+        currency=study.prolific_currency,
+    )
     return needed

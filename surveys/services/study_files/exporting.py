@@ -9,7 +9,7 @@ def export_study(study: Study) -> dict:
     """The study as a study file, with every stored answer; importing it gives back the same study."""
     answers = (
         Answer.objects.for_study(study)
-        .select_related("system", "vignette")
+        .select_related("system", "vignette", "low_authenticity_confirmed_by")
         .prefetch_related("features")
         .order_by("vignette__position", "system__position", "sample")
     )

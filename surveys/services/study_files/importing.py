@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -75,6 +76,13 @@ def _sync(
     return rows
 
 
+def _user(username: str | None):
+    """The confirming researcher, when this installation has them (the confirmation's time is kept either way)."""
+    if not username:
+        return None
+    return get_user_model()._default_manager.filter(**{get_user_model().USERNAME_FIELD: username}).first()
+
+
 def _import_answers(study: Study, answers: list[AnswerEntry]) -> None:
     systems = {s.key: s for s in study.systems.all()}
     vignettes = {v.key: v for v in study.vignettes.all()}
@@ -88,7 +96,12 @@ def _import_answers(study: Study, answers: list[AnswerEntry]) -> None:
             "translations": item.translations,
         }
         if item.authenticity is not None:  # how a survey answer was written survives an export and re-import
-            fields |= {"authenticity": item.authenticity.rating, "writing_signals": item.authenticity.signals}
+            fields |= {
+                "authenticity": item.authenticity.rating,
+                "writing_signals": item.authenticity.signals,
+                "low_authenticity_confirmed_at": item.authenticity.confirmed_at,
+                "low_authenticity_confirmed_by": _user(item.authenticity.confirmed_by),
+            }
         if "raw_text" in item.model_fields_set:  # exports leave it out; an LLM answer's raw reply must survive
             fields["raw_text"] = item.raw_text
         answer, _ = Answer.objects.update_or_create(
