@@ -13,11 +13,12 @@ import numpy as np
 
 from ..bradley_terry.sets import BySetResult, by_set
 from ..results import BySet, QuestionResult, SetDifference, SetResult
+from ..results.shapes import HEADLINE_KIND
 from .judged import Judged, guarded
 from .records import json_safe
 
-# results.csv's name of the test of the rows by set and of the differences (the headline test, headline_test.py).
-INTERVAL_KEY = "cr2_satterthwaite"
+# results.csv's name of the test of the rows by set and of the differences: the headline test's.
+INTERVAL_KEY = HEADLINE_KIND
 
 
 def sets_of(vignettes: np.ndarray, vignette_sets: dict[int, str]) -> np.ndarray:
@@ -145,11 +146,13 @@ def set_result_rows(question: QuestionResult, *, labels: dict[str, str]) -> Iter
                 "question": question.question, "system": key, "label": labels.get(key, key),
                 "estimate": one.estimates[k], "se": one.se[k] if key != fit.reference else None, "p": one.p[k],
                 "ci_low": one.ci_low[k], "ci_high": one.ci_high[k], "interval": INTERVAL_KEY, "df": one.df[k],
-                "not_estimable": one.why_not, "set": one.set, "compared_with": "",
+                "tested": not one.why_not, "why_not": one.why_not, "set": one.set, "compared_with": "",
             }  # fmt: skip
     for d in by_set.differences:
         yield {
             "question": question.question, "system": d.system, "label": labels.get(d.system, d.system),
             "estimate": d.estimate, "se": d.se, "p": d.p, "p_holm": d.p_holm, "ci_low": d.ci_low,
-            "ci_high": d.ci_high, "interval": INTERVAL_KEY, "df": d.df, "set": d.sets[1], "compared_with": d.sets[0],
+            "ci_high": d.ci_high, "interval": INTERVAL_KEY, "df": d.df, "tested": d.p is not None,
+            "why_not": "" if d.p is not None else "no test of this difference (too few vignettes or judges in a set)",
+            "set": d.sets[1], "compared_with": d.sets[0],
         }  # fmt: skip
