@@ -44,6 +44,7 @@ class AuditEvent(models.Model):
     class Action(models.TextChoices):
         WENT_LIVE = "went_live", "Went live"
         CLOSED = "closed", "Closed"
+        SNAPSHOT_REPLACED = "snapshot_replaced", "Snapshot replaced (a data fix on a live study)"
         PROLIFIC_PUBLISHED = "prolific_published", "Published on Prolific"
         PROLIFIC_PLACES_ADDED = "prolific_places_added", "Places added on Prolific (paid)"
         PROLIFIC_REVIEWED = "prolific_reviewed", "Submissions reviewed on Prolific (approved, rejected, returns)"
