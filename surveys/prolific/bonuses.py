@@ -25,6 +25,7 @@ from ..services.audit import record_event
 from . import client
 from .client import Permanent, ProlificError
 from .drafts.pay import money
+from .ownership import owned_prolific_study
 
 # An amount this large (in pounds or dollars) is probably pence typed as pounds: Prolific reads 30 as £30.00.
 LARGE_BONUS = Decimal("10.00")
@@ -105,12 +106,11 @@ def large_bonuses(lines: list[BonusLine], currency: str) -> list[str]:
 
 def set_up_bonus_payment(*, study: Study, lines: list[BonusLine], by=None, reason: str = "") -> BonusPayment:
     """Set the bonuses up on Prolific (nothing paid) and keep Prolific's figures for the confirmation page."""
-    if not study.prolific_study_id:
-        raise ValidationError(f"Study '{study.slug}' has no Prolific study id: bonuses are paid to its submissions.")
+    prolific_id = owned_prolific_study(study)  # bonuses are paid to its submissions: this study's own
     if not lines:
         raise ValidationError("No bonuses given.")
     csv_bonuses = "".join(f"{line.prolific_pid},{Decimal(line.amount) / 100:.2f}\n" for line in lines)
-    answer = client.set_up_bonuses(study.prolific_study_id, csv_bonuses)
+    answer = client.set_up_bonuses(prolific_id, csv_bonuses)
     with transaction.atomic():
         payment = BonusPayment.objects.create(
             study=study,
@@ -137,6 +137,7 @@ def _minor(value, *, default: int = 0) -> int:
 def pay_bonus_payment(*, payment: BonusPayment, by=None) -> BonusPayment:
     """Pay a set-up payment, once (see the module's docstring); ValidationError when it is not payable."""
     person = by if getattr(by, "pk", None) else None
+    owned_prolific_study(payment.study)  # still this study's Prolific study
     claimed = BonusPayment.objects.filter(pk=payment.pk, status=BonusPayment.Status.SET_UP).update(
         status=BonusPayment.Status.PAYING, paid_by=person, error=""
     )

@@ -45,6 +45,7 @@ FROZEN_PARTS = ("questions", "vignettes", "systems", "answers")
 _NOT_COPIED = {"id", "slug", "status", "created_at", "went_live_at", "closed_at", "reference_system", "snapshot"}
 _NOT_COPIED |= {
     "prolific_study_id",
+    "prolific_link",
     "prolific_status",
     "prolific_synced_at",
 }  # the copy gets a Prolific study of its own

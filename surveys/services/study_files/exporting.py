@@ -22,4 +22,8 @@ def export_study(study: Study) -> dict:
         vignettes=[VignetteEntry.from_row(vignette) for vignette in study.vignettes.all()],
         answers=[AnswerEntry.from_answer(answer) for answer in answers],
     )
-    return study_file.model_dump(mode="json", by_alias=True)
+    data = study_file.model_dump(mode="json", by_alias=True)
+    if isinstance(data.get("prolific"), dict):
+        # The Prolific study belongs to this study alone (surveys/prolific/ownership.py): a copy gets its own.
+        data["prolific"].pop("study_id", None)
+    return data

@@ -36,6 +36,14 @@ def import_study(data: Any) -> Study:
     study.translations = study_file.translations
     for block in study_file.settings():
         for name in block.model_fields_set:  # a key the file leaves out leaves its field as it is
+            if name == "prolific_study_id" and getattr(block, name) != study.prolific_study_id:
+                # Linked only after Prolific's API shows whose it is (surveys/prolific/ownership.py), never by a file.
+                raise StudyFileError(
+                    [
+                        "study_id: a Prolific study is linked in the study's admin page (Prolific is asked whose it "
+                        "is) or created by 'Create or update Prolific draft', not set by a study file."
+                    ]
+                )
             setattr(study, name, getattr(block, name))
     study.save()
 
