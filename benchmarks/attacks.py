@@ -69,8 +69,8 @@ def prepare(directory: Path) -> dict:
     from surveys.models import Study
 
     study = Study.objects.get(slug="attacks")
-    study.prolific_study_id = "st1"
-    study.save(update_fields=["prolific_study_id"])
+    study.prolific_study_id, study.prolific_link = "st1", Study.ProlificLink.CREATED
+    study.save(update_fields=["prolific_study_id", "prolific_link"])
     participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
     allocate(participant=participant)
     writing = judging_study_file(slug="attacks-writing", systems=2, vignettes=2, repetitions=1, k=1)

@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("r") and not has_r and not required:
             item.add_marker(
-                pytest.mark.skip(reason="needs Rscript with BradleyTerry2, brglm, sandwich and clubSandwich")
+                pytest.mark.skip(reason="needs Rscript with BradleyTerry2, brglm, sandwich, clubSandwich and mvtnorm")
             )
         if "postgres" in item.keywords and not on_postgres and not required:
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL"))
@@ -40,7 +40,7 @@ def _r_packages_installed() -> bool:
     import shutil
     import subprocess
 
-    check = 'quit(status = !all(sapply(c("BradleyTerry2", "brglm", "sandwich", "clubSandwich"), requireNamespace, quietly = TRUE)))'
+    check = 'quit(status = !all(sapply(c("BradleyTerry2", "brglm", "sandwich", "clubSandwich", "mvtnorm"), requireNamespace, quietly = TRUE)))'
     return (
         bool(shutil.which("Rscript")) and subprocess.run(["Rscript", "-e", check], capture_output=True).returncode == 0
     )
@@ -51,6 +51,8 @@ def make_study(
 ):
     """A draft study with `systems`, `vignettes` vignettes, the five questions and one answer each."""
     design.setdefault("vignettes_per_participant", min(5, vignettes))
+    if design.get("prolific_study_id"):  # as if 'Create or update Prolific draft' had made it (prolific/ownership.py)
+        design.setdefault("prolific_link", Study.ProlificLink.CREATED)
     study = Study.objects.create(slug=slug, name=f"Study {slug}", **design)
     for position, key in enumerate(QUESTION_KEYS):
         Question.objects.create(study=study, key=key, text=f"Which answer is better on {key}?", position=position)

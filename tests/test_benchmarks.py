@@ -142,3 +142,20 @@ def test_the_power_benchmark_predicts_what_refits_find_at_a_tiny_size():
     assert 0 <= row["predicted"] <= 1
     assert 0 <= row["refitted"] <= 1
     assert row["se"] > 0
+
+
+def test_the_rank_coverage_benchmark_prints_the_band_beside_the_single_intervals_at_a_tiny_size():
+    """benchmarks/rank_coverage.py with two studies of one cell (a few seconds)."""
+    tiny = ["--replications", "2", "--answer-sd", "0.4", "--vignettes", "4", "--draws", "2000"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "rank_coverage.py"), *tiny], capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if line.startswith("| answer SD"))
+    for column in ("6 single intervals jointly", "band jointly", "rank sets jointly", "'best' claimed"):
+        assert column in header
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| 0.4"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[:4] == ["0.4", "4", "0.0", "2"]
+    assert all(re.fullmatch(r"[01]\.\d{3}", cell) for cell in cells[4:7])

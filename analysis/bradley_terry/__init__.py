@@ -20,7 +20,7 @@ path's do; tests hold the two paths to 1e-9 of each other.
 
 Modules: results (what a fit returns), grouping (binomial rows), general (batched Newton on
 rows), dense (the shortcut), problems (input checks, separation and connectivity), fitting
-(fit itself), resampling/ (the clustered bootstraps, a module per design), headline_test (the reported test), diagnostics (Holm, reliability, simulation).
+(fit itself), resampling/ (the clustered bootstraps, a module per design), headline_test (the reported test), ranks (the simultaneous band and rank sets from it), diagnostics (Holm, reliability, simulation).
 """
 
 from .dense import WIDE
@@ -41,6 +41,7 @@ from .grouping import Grouped, count_table, group_comparisons, group_table, orde
 from .headline_test import ContrastTest, HeadlineTest, headline_test, why_no_test
 from .heterogeneity import HeterogeneityResult, SystemHeterogeneity, vignette_heterogeneity
 from .problems import find_problems
+from .ranks import RankClaims, rank_claims
 from .resampling import (
     MEMORY_BUDGET,
     WEIGHTS,
@@ -89,6 +90,7 @@ __all__ = [
     "Grouped",
     "HeadlineTest",
     "HeterogeneityResult",
+    "RankClaims",
     "RefitBasis",
     "RobustResult",
     "SimulatedJudgments",
@@ -117,6 +119,7 @@ __all__ = [
     "percentile_intervals",
     "prepare_dense_table",
     "prepare_tables",
+    "rank_claims",
     "replicate_weights",
     "score_contributions",
     "separation_reliability",

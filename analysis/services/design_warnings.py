@@ -8,6 +8,8 @@ gap) is simulated with a few studies and cached by design, and below 50% the lin
 
 from __future__ import annotations
 
+import hashlib
+
 from django.core.cache import cache
 
 from surveys.models import Study
@@ -40,7 +42,8 @@ def design_check(study: Study) -> list[str]:
         answer_sd=tau,
         questions=max(study.questions.count(), 1),
     )
-    key = f"design-power:{sorted(design.as_dict().items())}"
+    # Hashed: the design's repr is longer than memcached's 250 characters and has spaces.
+    key = "design-power:" + hashlib.sha256(repr(sorted(design.as_dict().items())).encode()).hexdigest()
     power = cache.get(key)
     if power is None:
         power = reported_test_power(design, simulations=SIMULATIONS, seed=1).power

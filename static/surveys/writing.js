@@ -1,7 +1,9 @@
 // How an answer was written, for the researcher's review (docs/authenticity.md): per text field the
-// keystrokes, the characters the person's input method typed, the pastes and the characters they brought,
-// the characters moved from the page's own fields (cut or copied there, pasted here), and the time the
-// field had focus; for the page,
+// keystrokes, the characters the person's input method typed, the characters single input events brought
+// at once (more than a word or two: not typed), the pastes and the characters they brought,
+// the characters moved from the page's own fields (cut or copied there, pasted here), the characters quoted
+// from the page's own scenario or questions (pasted or dropped text found in them: decided here, the text is
+// never kept), and the time the field had focus; for the page,
 // how often and how long it was hidden or lost focus, and the time from the first keystroke to submitting.
 // Only counts and durations are kept, never what was typed or pasted; they go to the server in the hidden
 // input "writing_signals" with the form. Without this script the signals are "unknown".
@@ -18,7 +20,12 @@
 
   function now() { return Math.round(performance.now()); }
   function counts(name) {
-    if (!fields[name]) fields[name] = { keys: 0, typed_chars: 0, pastes: 0, pasted_chars: 0, moved_chars: 0, focus_ms: 0, pasted_after_away: 0 };
+    if (!fields[name]) {
+      fields[name] = {
+        keys: 0, typed_chars: 0, pastes: 0, pasted_chars: 0, moved_chars: 0, quoted_chars: 0, inserted_chars: 0,
+        focus_ms: 0, pasted_after_away: 0
+      };
+    }
     return fields[name];
   }
   function carryOver() {
@@ -42,9 +49,29 @@
     if (text) { ownClips.push(text); if (ownClips.length > 20) ownClips.shift(); }
   }
 
+  // The page's own scenario and questions: text pasted or dropped from them is a quotation, the writer's
+  // reading of the situation they answer, not text brought from elsewhere. Compared with spaces collapsed
+  // and case ignored, as a copied selection may break lines differently from the page's text.
+  function plain(text) { return text.replace(/\s+/g, " ").trim().toLowerCase(); }
+  var quotable = plain(Array.prototype.map.call(document.querySelectorAll("[data-quotable]"), function (element) {
+    return element.textContent;
+  }).join(" \u0000 "));
+  function isQuotation(text) { var words = plain(text); return words !== "" && quotable.indexOf(words) >= 0; }
+
+  // "More than a word or two" in one input event: three words, or a run longer than any word (scripts
+  // without spaces between words commit a phrase through composition, in steps).
+  var BULK_WORDS = 2, BULK_CHARS = 30;
+  var COUNTED_ELSEWHERE = /^(insertFromPaste|insertFromDrop|insertCompositionText|insertLineBreak|insertParagraph|delete|history)/;
+  function isBulk(text) {
+    var trimmed = text.trim();
+    return trimmed.length > BULK_CHARS || (trimmed !== "" && trimmed.split(/\s+/).length > BULK_WORDS);
+  }
+  var lengths = {}, composing = {};
+
   var inputs = form.querySelectorAll("textarea, input[type=text]");
   inputs.forEach(function (input) {
     var name = input.name;
+    lengths[name] = input.value.length;
     input.addEventListener("copy", remember);
     input.addEventListener("cut", remember);
     input.addEventListener("keydown", function (event) {
@@ -52,16 +79,38 @@
       counts(name).keys += 1;
       if (firstKeyAt === null) firstKeyAt = now();
     });
-    // Characters an input method typed: keys, but also phone keyboards (swipe, autocorrect), dictation and
-    // IME composition, which insert text with few or no keydowns. Pastes and drops are not among them.
+    // Characters an input method typed: keys, but also phone keyboards (swipe, word suggestions,
+    // autocorrect), dictation and IME composition, which insert text a word at a time with few or no
+    // keydowns. Pastes and drops are not among them, nor a single event bringing more than a word or two,
+    // whatever its input type (a sentence inserted at once by a tool, a clipboard chip, an autofill).
     input.addEventListener("input", function (event) {
-      if (event.inputType !== "insertText" && event.inputType !== "insertReplacementText") return;
-      var text = event.data || (event.dataTransfer ? event.dataTransfer.getData("text/plain") : "") || "";
-      counts(name).typed_chars += text.length;
-      if (firstKeyAt === null) firstKeyAt = now();
+      var field = counts(name), type = event.inputType || "", grown = input.value.length - (lengths[name] || 0);
+      lengths[name] = input.value.length;
+      if (type === "insertText" || type === "insertReplacementText") {
+        var text = event.data || (event.dataTransfer ? event.dataTransfer.getData("text/plain") : "") || "";
+        if (isBulk(text)) field.inserted_chars += text.length;
+        else field.typed_chars += text.length;
+        if (firstKeyAt === null) firstKeyAt = now();
+      } else if (!COUNTED_ELSEWHERE.test(type) && grown > BULK_CHARS) {
+        field.inserted_chars += grown; // text filled in by an event that does not say how (autofill, a script)
+      }
+    });
+    // A composition (IME, dictation) grows in steps the writer sees; one step bringing more than a word or
+    // two is an insertion, not typing.
+    input.addEventListener("compositionstart", function () { composing[name] = { text: "", bulk: false }; });
+    input.addEventListener("compositionupdate", function (event) {
+      var composition = composing[name] || (composing[name] = { text: "", bulk: false }), data = event.data || "";
+      var added = data.indexOf(composition.text) === 0 ? data.slice(composition.text.length) : data;
+      composition.bulk = composition.bulk || isBulk(added);
+      composition.text = data;
     });
     input.addEventListener("compositionend", function (event) {
-      counts(name).typed_chars += (event.data || "").length;
+      var composition = composing[name] || { text: "", bulk: false }, data = event.data || "";
+      var added = data.indexOf(composition.text) === 0 ? data.slice(composition.text.length) : data;
+      if (composition.bulk || isBulk(added)) counts(name).inserted_chars += data.length;
+      else counts(name).typed_chars += data.length;
+      composing[name] = null;
+      lengths[name] = input.value.length;
       if (firstKeyAt === null) firstKeyAt = now();
     });
     input.addEventListener("paste", function (event) {
@@ -69,12 +118,14 @@
       var text = data ? data.getData("text") || "" : "";
       var field = counts(name);
       if (text && ownClips.indexOf(text) >= 0) { field.moved_chars += text.length; return; }
+      if (isQuotation(text)) { field.quoted_chars += text.length; return; }
       field.pastes += 1;
       field.pasted_chars += text.length;
       if (backAt !== null && now() - backAt < AWAY_WINDOW_MS) field.pasted_after_away += text.length;
     });
     input.addEventListener("drop", function (event) {
       var text = event.dataTransfer ? event.dataTransfer.getData("text") || "" : "";
+      if (isQuotation(text)) { counts(name).quoted_chars += text.length; return; }
       counts(name).pastes += 1;
       counts(name).pasted_chars += text.length;
     });

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from ..prolific import drafts
+from ..prolific import APPROVE, REJECT, REQUEST_RETURN, drafts, plan_review, review_submissions
 from ..prolific.client import NotConfigured, ProlificError, check_configured
 
 CONFIRMED = "confirmed"  # the intermediate page's button posts this back with the action
@@ -23,7 +23,7 @@ def study_url(request, study) -> str:
 @admin.action(description="Create or update Prolific draft", permissions=["change"])
 def create_or_update_prolific_draft(modeladmin, request, queryset):
     def send(study) -> str:
-        sent = drafts.send_draft(study=study, study_url=study_url(request, study))
+        sent = drafts.send_draft(study=study, study_url=study_url(request, study), by=request.user)
         done = "created as a draft" if sent.created else "draft updated"
         return (
             f"Prolific study {sent.prolific_id} {done} ({sent.draft.places.total} places, "
@@ -53,7 +53,7 @@ def publish_on_prolific(modeladmin, request, queryset):
 )
 def add_places_on_prolific(modeladmin, request, queryset):
     def send(study) -> str:
-        needed = drafts.add_places(study=study)
+        needed = drafts.add_places(study=study, by=request.user)
         return (
             f"{needed.to_add} places added on Prolific "
             f"({needed.prolific_total} → {needed.prolific_total + needed.to_add})."
@@ -84,6 +84,84 @@ def _confirmed_then_each(modeladmin, request, queryset, action: str, *, rows, bu
     return None
 
 
+REVIEWED_FIELD = "reviewed"  # the participants the review page showed, posted back with the confirmation
+
+
+def review_then_say(modeladmin, request, queryset):
+    """'Review submissions on Prolific': the page of who would be approved, rejected or asked to return and
+    what it pays, then, once confirmed, only those submissions are reviewed (study_actions.py lists it)."""
+    if not _configured(modeladmin, request):
+        return None
+    if request.POST.get(CONFIRMED) != "yes":
+        rows = [_review_row(study) for study in queryset]
+        shown = [(REVIEWED_FIELD, p.pk) for row in rows for p in row.pop("participants", [])]
+        return _confirm(modeladmin, request, queryset, "review_on_prolific", rows, button="Review now", hidden=shown)
+    confirmed = {int(pk) for pk in request.POST.getlist(REVIEWED_FIELD) if pk.isdigit()}
+    for study in queryset:
+        report = review_submissions(study=study, user=request.user, only=confirmed)
+        acted = report.calls or report.failed
+        for line in report.messages:
+            modeladmin.message_user(request, line, messages.WARNING if report.failed or not acted else messages.INFO)
+        if not acted:
+            continue  # refused before any call (no study id, nothing to review): no "0 approved"
+        summary = (
+            f"Study '{study.slug}': {report.approved} approved, {report.rejected} rejected, "
+            f"{report.returns_requested} asked to return, {report.failed} failed."
+        )
+        modeladmin.log_change(request, study, summary)
+        modeladmin.message_user(request, summary, messages.ERROR if report.failed else messages.SUCCESS)
+    return None
+
+
+def _review_row(study) -> dict:
+    try:
+        plan = plan_review(study=study)
+    except ValidationError as exc:
+        return _row(study, problems=exc.messages)
+    except ProlificError as exc:
+        return _row(study, error=str(exc))
+    approve, reject, ask = plan.of(APPROVE), plan.of(REJECT), plan.of(REQUEST_RETURN)
+    currency = plan.currency
+
+    def paid(n: int) -> str:
+        if plan.reward is None:
+            return "the reward could not be read from Prolific"
+        return f"{drafts.money(plan.reward, currency)} each, {drafts.money(plan.reward * n, currency)} in all"
+
+    facts = [
+        ("Statuses read from Prolific", plan.refreshed),
+        ("To approve", f"{len(approve)}: each is paid the study's reward ({paid(len(approve))}), in one bulk call"),
+        ("To reject", f"{len(reject)}: not paid, and the rejection counts against them on Prolific"),
+        ("To ask to return", f"{len(ask)}: not paid once they return it; the place reopens"),
+        (
+            "Money",
+            "The rewards were taken from your Prolific balance, with Prolific's fee, when the study was published: "
+            "approving pays them out and takes nothing more; a rejected or returned submission's reward goes back "
+            "to your balance.",
+        ),
+        ("Submissions arriving later", "wait for the next review: only those listed here are reviewed."),
+    ]
+    labels = {APPROVE: "approve", REJECT: "reject", REQUEST_RETURN: "ask to return"}
+    lines = [
+        (
+            participant.prolific_pid,
+            labels[decision.action],
+            ", ".join(decision.reasons) or "valid",
+            decision.rejection_category or "; ".join(decision.return_reasons) or "",
+            decision.note,
+        )
+        for participant, decision in plan.decisions
+    ]
+    table = {
+        "caption": "Each submission awaiting review, and what will be done with it",
+        "head": ["Prolific PID", "Decision", "Reasons", "Category or return reason", "Note"],
+        "rows": lines,
+    }
+    warnings = [f"{len(reject)} submissions will be rejected"] if reject else []
+    participants = [participant for participant, _ in plan.decisions]
+    return _row(study, facts=facts, tables=[table], warnings=warnings, participants=participants)
+
+
 PROLIFIC_ACTIONS = [create_or_update_prolific_draft, publish_on_prolific, add_places_on_prolific]
 
 
@@ -102,7 +180,9 @@ def _refused(modeladmin, request, study, exc: Exception) -> None:
     modeladmin.message_user(request, f"{prefix}{reason} Nothing was changed.", messages.ERROR)
 
 
-def _confirm(modeladmin, request, queryset, action: str, rows: list[dict], button: str):
+def _confirm(modeladmin, request, queryset, action: str, rows: list[dict], button: str, hidden=()):
+    """The intermediate page; `hidden` ((name, value) pairs) is posted back with the confirmation, such as the
+    submissions the page showed, so that what is done is what was shown."""
     context = {
         **modeladmin.admin_site.each_context(request),
         "opts": modeladmin.model._meta,
@@ -113,6 +193,7 @@ def _confirm(modeladmin, request, queryset, action: str, rows: list[dict], butto
         "queryset": queryset,
         "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         "confirmed": CONFIRMED,
+        "hidden": list(hidden),
         "blocked": all(row["problems"] or row["error"] for row in rows),
     }
     return TemplateResponse(request, "admin/surveys/prolific/confirm.html", context)
@@ -123,11 +204,14 @@ def _describe(action: str) -> str:
         "create_or_update_prolific_draft": "create or update the Prolific draft",
         "publish_on_prolific": "publish on Prolific",
         "add_places_on_prolific": "add places on Prolific",
+        "review_on_prolific": "review submissions on Prolific (approve, reject, ask to return)",
     }[action]
 
 
 def _row(study, **parts) -> dict:
-    return {"study": study, "facts": [], "codes": [], "warnings": [], "problems": [], "error": "", **parts}
+    return {
+        "study": study, "facts": [], "codes": [], "warnings": [], "problems": [], "error": "", "tables": [], **parts
+    }  # fmt: skip
 
 
 def _draft_row(study, url: str) -> dict:

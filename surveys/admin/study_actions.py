@@ -8,10 +8,11 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ..models import Study, StudyMembership
-from ..prolific import ProlificError, reconcile_study, review_submissions
+from ..prolific import ProlificError, reconcile_study
 from ..services.freezing import copy_as_draft
 from ..services.lifecycle import close_study, go_live, launch_warnings, lone_answers
 from ..services.teams import set_member
+from .prolific_actions import review_then_say
 
 if TYPE_CHECKING:  # mixed into StudyAdmin: the ModelAdmin methods it calls are StudyAdmin's
     _Base = admin.ModelAdmin
@@ -62,18 +63,8 @@ class StudyActions(_Base):
         permissions=["change"],
     )
     def review_on_prolific(self, request, queryset):
-        for study in queryset:
-            report = review_submissions(study=study, user=request.user)
-            acted = report.calls or report.failed
-            for line in report.messages:
-                self.message_user(request, line, messages.WARNING if report.failed or not acted else messages.INFO)
-            if not acted:
-                continue  # refused before any call (no study id, no token, nothing to review): no "0 approved"
-            summary = (
-                f"Study '{study.slug}': {report.approved} approved, {report.rejected} rejected, "
-                f"{report.returns_requested} asked to return, {report.failed} failed."
-            )
-            self.message_user(request, summary, messages.ERROR if report.failed else messages.SUCCESS)
+        # A page of who is approved, rejected or asked to return, and what it pays, before anything is sent.
+        return review_then_say(self, request, queryset)
 
     @admin.action(description="Reconcile with Prolific now", permissions=["change"])
     def reconcile_with_prolific(self, request, queryset):
@@ -82,6 +73,8 @@ class StudyActions(_Base):
                 result = reconcile_study(study=study)
             except ProlificError as exc:
                 self.message_user(request, f"Study '{study.slug}': {exc}", messages.ERROR)
+            except ValidationError as exc:  # not this study's Prolific study (surveys/prolific/ownership.py)
+                self.message_user(request, " ".join(exc.messages), messages.ERROR)
             else:
                 self.message_user(request, str(result), messages.SUCCESS)
 

@@ -4,7 +4,8 @@
   give the participant's cells back at once (services/participation.py: PROLIFIC_EVENTS).
 - `reconcile_study` walks a study's submissions list and applies the same, for missed webhooks.
 - `review_submissions` approves valid submissions in one bulk call and handles invalid ones by the
-  study's policy, within Prolific's rules (see `decide_review`).
+  study's policy, within Prolific's rules (see `decide_review`); `plan_review` says what it would do, for the
+  confirmation page, without telling Prolific anything.
 - reconciliation also verifies: participants with no submission of the study after a grace period are
   excluded ("no Prolific submission"; verification.py), and `verification_counts` shows where a study stands.
 - `verify_webhook` checks Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + body)),
@@ -36,8 +37,10 @@ from .review import (
     SINGLE_ATTENTION_FAILURE_REJECTABLE_UNDER_MINUTES,
     Decision,
     Reviewed,
+    ReviewPlan,
     ReviewStatus,
     decide_review,
+    plan_review,
     rejection_allowed,
     review_submissions,
 )
@@ -84,6 +87,7 @@ __all__ = [
     "ParticipantMismatch",
     "ProlificError",
     "Reconciled",
+    "ReviewPlan",
     "ReviewStatus",
     "Reviewed",
     "SubmissionStatus",
@@ -97,6 +101,7 @@ __all__ = [
     "decide_review",
     "exclude_unverified",
     "json_depth",
+    "plan_review",
     "read_event",
     "receive_webhook",
     "receive_webhook_event",

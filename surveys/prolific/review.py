@@ -6,11 +6,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from ..models import Participant, Study
+from django.core.exceptions import ValidationError
+
+from ..models import AuditEvent, Participant, Study
 from ..services import participation
+from ..services.audit import record_event
 from ..services.participation import REVIEWABLE
 from . import client
 from .client import ProlificError
+from .ownership import NotOurProlificStudy, owned_prolific_study
 from .statuses import SubmissionStatus, reconcile_study
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
@@ -151,19 +155,57 @@ class Reviewed:
         return self.approved + self.rejected + self.returns_requested
 
 
-def review_submissions(*, study: Study, user=None) -> Reviewed:
+@dataclass(frozen=True)
+class ReviewPlan:
+    """What 'Review submissions on Prolific' would do now, for its confirmation page: nothing is sent yet."""
+
+    study: Study
+    refreshed: str  # what reading Prolific's submissions changed here
+    decisions: list[tuple[Participant, Decision]]
+    reward: int | None  # per submission, pence or cents, as Prolific holds it (None: not read)
+    currency: str
+
+    def of(self, action: str) -> list[Participant]:
+        return [participant for participant, decision in self.decisions if decision.action == action]
+
+
+def plan_review(*, study: Study) -> ReviewPlan:
+    """Refresh the statuses from Prolific and decide each submission awaiting review, without telling Prolific.
+
+    Raises ValidationError when there is nothing to review or no Prolific study, ProlificError when Prolific
+    cannot be read."""
+    prolific_id = owned_prolific_study(study)  # NotOurProlificStudy is a ValidationError
+    refreshed = str(reconcile_study(study=study))
+    awaiting = list(_unreviewed(study).filter(prolific_status=SubmissionStatus.AWAITING_REVIEW))
+    if not awaiting:
+        raise ValidationError("no submission is awaiting review on Prolific: nothing to do")
+    reward = client.get_study(prolific_id).get("reward")
+    return ReviewPlan(
+        study=study,
+        refreshed=refreshed,
+        decisions=[(p, decide_review(participant=p, study=study)) for p in awaiting],
+        reward=int(reward) if reward is not None else None,
+        currency=study.prolific_currency,
+    )
+
+
+def review_submissions(*, study: Study, user=None, only: set[int] | None = None) -> Reviewed:
     """Approve valid finished submissions in bulk; handle invalid ones by the study's policy.
 
     Only submissions not reviewed yet and awaiting review on Prolific are acted on, so a second
     review calls Prolific for nothing already done. Statuses are refreshed from Prolific first.
+    `only` (participant ids) keeps it to the submissions the researcher confirmed: one that arrived after the
+    confirmation page waits for the next review. Audited, with the counts and who they were.
     """
     report = Reviewed()
     pending = _unreviewed(study)
     if not pending.exists():
         report.messages.append(f"Study '{study.slug}': nothing left to review.")
         return report
-    if not study.prolific_study_id:
-        report.messages.append(f"Study '{study.slug}' has no Prolific study id: set it before reviewing.")
+    try:
+        prolific_id = owned_prolific_study(study)
+    except NotOurProlificStudy as exc:
+        report.messages.append(" ".join(exc.messages) + " Nothing was reviewed.")
         return report
     try:
         report.messages.append(str(reconcile_study(study=study)))
@@ -171,8 +213,11 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
         report.messages.append(f"Could not read the submissions from Prolific, so nothing was reviewed: {exc}")
         return report
     awaiting = list(_unreviewed(study).filter(prolific_status=SubmissionStatus.AWAITING_REVIEW))
+    if only is not None:
+        awaiting = [p for p in awaiting if p.pk in only]
     decisions = [(p, decide_review(participant=p, study=study)) for p in awaiting]
     by = f" by {user}" if user is not None else ""
+    done: dict[str, list[str]] = {APPROVE: [], REJECT: [], REQUEST_RETURN: []}
 
     to_approve = [p for p, d in decisions if d.action == APPROVE]
     if to_approve:
@@ -183,6 +228,7 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
             report.messages.append(f"Bulk approval of {len(to_approve)} submissions failed: {exc}")
         else:
             report.approved += _record(to_approve, ReviewStatus.APPROVED, SubmissionStatus.APPROVED)
+            done[APPROVE] += [p.prolific_pid for p in to_approve]
             report.messages.append(f"Approved {len(to_approve)} submissions in one bulk call{by}.")
 
     for participant, decision in decisions:
@@ -194,17 +240,29 @@ def review_submissions(*, study: Study, user=None) -> Reviewed:
                     participant.session_id, message=decision.message, rejection_category=decision.rejection_category
                 )
                 report.rejected += _record([participant], ReviewStatus.REJECTED, SubmissionStatus.REJECTED)
-                done = f"Rejected {participant.prolific_pid} ({decision.rejection_category})"
+                said = f"Rejected {participant.prolific_pid} ({decision.rejection_category})"
             else:
                 client.request_return(participant.session_id, reasons=list(decision.return_reasons))
                 report.returns_requested += _record([participant], ReviewStatus.RETURN_REQUESTED, None)
-                done = f"Asked {participant.prolific_pid} to return ({'; '.join(decision.return_reasons)})"
+                said = f"Asked {participant.prolific_pid} to return ({'; '.join(decision.return_reasons)})"
         except ProlificError as exc:
             report.failed += 1
             report.messages.append(f"{participant.prolific_pid}: {exc}")
             continue
-        report.messages.append(done + (f" — {decision.note}" if decision.note else "") + ".")
+        done[decision.action].append(participant.prolific_pid)
+        report.messages.append(said + (f" — {decision.note}" if decision.note else "") + ".")
     log.info("prolific review of %s%s: %s", study.slug, by, report)
+    if report.calls:
+        record_event(
+            action=AuditEvent.Action.PROLIFIC_REVIEWED,
+            user=user,
+            study=study,
+            prolific_study_id=prolific_id,
+            approved=done[APPROVE],
+            rejected=done[REJECT],
+            asked_to_return=done[REQUEST_RETURN],
+            failed=report.failed,
+        )
     return report
 
 

@@ -2,8 +2,11 @@
 
 The answer-writing page's own script (static/surveys/writing.js) counts, per text field, the keystrokes,
 the characters the writer's input method typed (keys, phone keyboards, dictation, IME composition; pages
-written before this count sent none: 0), the paste events and the characters they brought, the
-characters moved within the page (cut or copied from its own fields, pasted elsewhere in it), and the time the field had focus; for the page, how
+written before this count sent none: 0), the characters single input events brought at once (more than a
+word or two: an auto-typer's or a clipboard chip's insertion, an autofill; not typing), the paste events and the characters they brought, the
+characters moved within the page (cut or copied from its own fields, pasted elsewhere in it), the characters
+quoted from the page's own scenario or questions (pasted or dropped text the script found in them; it never
+sends the text), and the time the field had focus; for the page, how
 often and how long it was hidden or lost focus, and the time from the first keystroke to submitting. It
 sends them in the hidden input `writing_signals`. Here they are checked (known names, whole numbers in
 range, a size cap) and the characters of the final text are added from what the server received. With
@@ -18,7 +21,10 @@ from ..models import Answer
 SIGNALS_VERSION = 1
 MAX_SIGNALS_BYTES = 4000
 MAX_COUNT = 10**9  # any count or milliseconds beyond this is not from a real page
-FIELD_COUNTS = ("keys", "typed_chars", "pastes", "pasted_chars", "moved_chars", "focus_ms", "pasted_after_away")
+FIELD_COUNTS = (
+    "keys", "typed_chars", "inserted_chars", "pastes", "pasted_chars", "moved_chars", "quoted_chars", "focus_ms",
+    "pasted_after_away",
+)  # fmt: skip
 PAGE_COUNTS = ("hidden", "hidden_ms", "blurred", "blurred_ms", "first_key_to_submit_ms")
 
 # The rule (docs/authenticity.md). Shares are of the final text's characters, over all the answer's fields.
@@ -26,6 +32,7 @@ MIN_CHARS = 20  # shorter answers say too little to rate: the rating is "high" u
 LOW_SHARE = 0.5  # half or more of the final text pasted, or not explained by keystrokes → low
 MIXED_SHARE = 0.15  # a sizeable part pasted → mixed
 MIXED_UNTYPED_SHARE = 0.25  # a quarter of the text not explained by keystrokes → mixed
+QUOTED_SHARE = 0.6  # most of the answer is the scenario's or the question's own words, quoted back → mixed
 AWAY_PASTE_CHARS = 50  # a paste this long soon after coming back to a hidden or unfocused page → mixed
 
 
@@ -95,13 +102,20 @@ def summary(signals: dict) -> dict[str, float | int]:
     pasted = sum(f["pasted_chars"] for f in fields)
     # The writer's own text moved between or within fields was typed where it was first written.
     moved = sum(f.get("moved_chars", 0) for f in fields)
-    untyped = max(0, chars - typed - moved)  # characters no typing explains (pasted, dropped, filled in)
+    # Words quoted from the scenario or the question on the page: not typed, but not brought from elsewhere.
+    quoted = sum(f.get("quoted_chars", 0) for f in fields)
+    # Characters no typing explains (pasted, dropped, filled in), and at least those a single input event
+    # brought in bulk (a sentence inserted at once), however many keys were pressed besides.
+    inserted = sum(f.get("inserted_chars", 0) for f in fields)
+    untyped = min(chars, max(chars - typed - moved - quoted, inserted))
     return {
         "chars": chars,
         "keys": keys,
         "typed": typed,
         "pasted_chars": pasted,
         "moved": moved,
+        "quoted": quoted,
+        "inserted": inserted,
         "pasted_share": min(1.0, pasted / chars) if chars else 0.0,
         "untyped_share": untyped / chars if chars else 0.0,
         "pasted_after_away": sum(f["pasted_after_away"] for f in fields),
@@ -122,6 +136,7 @@ def rate(signals: dict | None) -> str:
         totals["pasted_share"] >= MIXED_SHARE
         or (totals["untyped_share"] >= MIXED_UNTYPED_SHARE and totals["chars"] >= MIN_CHARS)
         or totals["pasted_after_away"] >= AWAY_PASTE_CHARS
+        or (totals["quoted"] >= QUOTED_SHARE * totals["chars"] and totals["chars"] >= MIN_CHARS)
     ):
         return Answer.Authenticity.MIXED
     return Answer.Authenticity.HIGH

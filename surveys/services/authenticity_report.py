@@ -95,7 +95,7 @@ def content_checks(study: Study) -> dict[int, ContentCheck]:
 
 CSV_HEADER = [
     "answer_id", "system", "vignette", "sample", "selected", "rating", "chars", "keys", "typed", "pasted_chars", "moved",
-    "pasted_share", "untyped_share", "pasted_after_away", "pages_hidden", "hidden_seconds", "focus_lost",
+    "quoted", "inserted", "pasted_share", "untyped_share", "pasted_after_away", "pages_hidden", "hidden_seconds", "focus_lost",
     "focus_lost_seconds", "first_key_to_submit_seconds", "closest_llm_answer", "llm_similarity",
     "closest_human_answer", "human_similarity",
 ]  # fmt: skip
@@ -112,7 +112,7 @@ def csv_rows(study: Study):
         values = [
             answer.pk, answer.system.key, answer.vignette.key, answer.sample, answer.selected,
             answer.authenticity or "",
-            *(totals.get(name, "") for name in ("chars", "keys", "typed", "pasted_chars", "moved")),
+            *(totals.get(name, "") for name in ("chars", "keys", "typed", "pasted_chars", "moved", "quoted", "inserted")),
             *(round(totals[name], 3) if totals else "" for name in ("pasted_share", "untyped_share")),
             totals.get("pasted_after_away", ""),
             page.get("hidden", ""), _seconds(page.get("hidden_ms")), page.get("blurred", ""),

@@ -192,7 +192,7 @@ def test_the_power_page_is_prefilled_from_the_study_design(staff_client, fitted)
 def test_the_power_page_simulates_the_design_it_is_given(staff_client, fitted):
     query = (
         "systems=7&vignettes=12&repetitions=8&vignettes_per_participant=5&gap=0.4&spacing=even"
-        "&alpha=0.05&questions=5&simulations=400&seed=1&target_power="
+        "&alpha=0.05&questions=5&simulations=400&seed=1&target_power=&answer_sd=0&order_effect=0"
     )
     response = staff_client.get(f"/dashboard/judged/power/?{query}")
     page = response.content.decode()

@@ -1,5 +1,6 @@
 """The writing page's own script in Chromium: an answer pasted in whole is rated low, a typed one high."""
 
+import json
 import random
 
 import pytest
@@ -47,9 +48,43 @@ def test_phone_keyboards_dictation_ime_and_moving_ones_own_text_are_rated_as_typ
             assert action["moved_chars"] == action["chars"] > 0
         else:
             assert action["typed_chars"] >= action["chars"] > 0, kind
+            assert action["inserted_chars"] == 0, kind  # a word at a time, or a composition grown word by word
         assert answer.authenticity == "high", kind
         if kind in ("swipe", "dictation", "ime"):
             # Keydowns alone do not explain what these input methods wrote: counted by keys only, they were low.
             assert action["keys"] < action["chars"] / 2, kind
             keys_only = {name: {**f, "typed_chars": 0} for name, f in answer.writing_signals["fields"].items()}
             assert rate({**answer.writing_signals, "fields": keys_only}) == "low", kind
+
+
+SCENARIO = (
+    "Marcus is walking home from a late shift when he spots a wallet lying in the gutter. Inside are four "
+    "hundred dollars in cash, a driver's licence, and a photo of two small children."
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_words_quoted_from_the_scenario_on_the_page_are_a_quotation_not_a_paste(live_server, chromium_browser):
+    study = answering_study(m=1)
+    study.vignettes.update(text=SCENARIO)
+    answer = written_as(live_server, chromium_browser, study, kind="quoter", pid=PID)
+    feature, reason = (answer.writing_signals["fields"][name] for name in ("feature_1", "reason_1"))
+    assert feature["pastes"] == reason["pastes"] == 0
+    assert feature["quoted_chars"] == feature["chars"] > 0  # the whole feature is the scenario's words
+    assert reason["quoted_chars"] > 0
+    assert answer.features.first().feature in SCENARIO  # what was pasted is the scenario's own text
+    assert "Marcus" not in json.dumps(answer.writing_signals)  # counted, never kept
+    assert answer.authenticity == "high"
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_a_field_inserted_whole_by_one_input_event_is_untyped_whatever_its_input_type(live_server, chromium_browser):
+    study = answering_study(m=1)
+    for n, kind in enumerate(("one-shot", "filled-in")):
+        answer = written_as(live_server, chromium_browser, study, kind=kind, pid=f"{n + 1:024x}")
+        action = answer.writing_signals["fields"]["action"]
+        assert action["pastes"] == action["typed_chars"] == 0, kind
+        assert action["inserted_chars"] == action["chars"] > 0, kind
+        assert answer.authenticity == "low", kind

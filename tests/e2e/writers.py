@@ -3,11 +3,15 @@
 - typist: types every text field key by key, with the odd typo corrected by Backspace;
 - paster: pastes every text field whole (a chatbot's answer copied in), types only the weights;
 - phrase: types everything but pastes one short phrase (a quotation, a name) into one field;
+- quoter: types everything but one feature, which is 3-6 words copied from the scenario on the page, and
+  quotes 5-9 words of the scenario in one reason (selected in the page, Control+C, Control+V);
 - the typists whose input method, not key presses, puts the characters in (Chromium's own input paths,
   as a phone keyboard, dictation or an IME delivers them; few or no keydowns):
   swipe (a phone keyboard: each word inserted whole, as swipe typing and word suggestions do),
-  dictation (each sentence inserted whole), ime (each word composed, then committed, as Chinese or
+  dictation (each sentence composed a word at a time as it is recognised, then committed), ime (each word composed, then committed, as Chinese or
   Japanese input does), autocorrect (keys, with the odd mistyped word replaced by the keyboard's fix);
+- one-shot: each field inserted whole by one insertText (a phone keyboard's clipboard chip, an auto-typer);
+- filled-in: each field's value set by a script with an input event (an extension, an autofill tool);
 - reviser: types key by key, but writes two fields' text in the wrong box first and moves it with
   Control+X / Control+V (the page's own text, not a paste from elsewhere).
 
@@ -16,6 +20,7 @@ sees the same paste event and inserted text a person's paste gives.
 """
 
 import random
+import re
 
 WORDS = [
     "the",
@@ -73,6 +78,38 @@ def paste(page, selector: str, text: str) -> None:
     page.keyboard.press("Control+V")
 
 
+def copy_from_scenario(page, rng: random.Random, *, words: tuple[int, int] = (5, 9)) -> str:
+    """Select a few consecutive words of the scenario on the page with the mouse's help and copy them (Control+C)."""
+    scenario = page.locator(".vignette-text p").first
+    scenario.click()  # the writer leaves the field for the scenario
+    text = scenario.evaluate("p => p.firstChild.textContent")
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    count = min(len(spans), rng.randint(*words))
+    first = rng.randrange(len(spans) - count + 1)
+    start, end = spans[first][0], spans[first + count - 1][1]
+    scenario.evaluate(
+        """(p, [start, end]) => {
+            const range = document.createRange();
+            range.setStart(p.firstChild, start);
+            range.setEnd(p.firstChild, end);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+        }""",
+        [start, end],
+    )
+    page.keyboard.press("Control+C")
+    return text[start:end]
+
+
+def quote_scenario(page, selector: str, rng: random.Random, *, words: tuple[int, int] = (5, 9)) -> str:
+    """Copy words of the scenario and paste them at the end of the field, as a writer quoting it does."""
+    quote = copy_from_scenario(page, rng, words=words)
+    page.click(selector)
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Control+V")
+    return quote
+
+
 def type_text(page, selector: str, text: str, rng: random.Random) -> None:
     page.click(selector)
     for char in text:
@@ -89,8 +126,30 @@ def swipe_text(page, selector: str, text: str, rng: random.Random) -> None:
 
 
 def dictate_text(page, selector: str, text: str, rng: random.Random) -> None:
+    """Dictation as Chromium's input methods deliver it: the sentence composed a word at a time as it is
+    recognised, then committed whole."""
+    page.click(selector)
+    cdp = page.context.new_cdp_session(page)
+    words = text.split(" ")
+    for end in range(1, len(words) + 1):
+        heard = " ".join(words[:end])
+        cdp.send("Input.imeSetComposition", {"text": heard, "selectionStart": len(heard), "selectionEnd": len(heard)})
+    cdp.send("Input.insertText", {"text": text})
+    cdp.detach()
+
+
+def insert_at_once(page, selector: str, text: str, rng: random.Random) -> None:
+    """The whole field in one insertText (a phone keyboard's clipboard chip, an auto-typer): not typing."""
     page.click(selector)
     page.keyboard.insert_text(text)
+
+
+def insert_by_script(page, selector: str, text: str, rng: random.Random) -> None:
+    """A browser extension filling the field: the value set and an input event sent, as autofill tools do."""
+    page.click(selector)
+    page.locator(selector).evaluate(
+        "(field, text) => { field.value = text; field.dispatchEvent(new Event('input', {bubbles: true})); }", text
+    )
 
 
 def compose_text(page, selector: str, text: str, rng: random.Random) -> None:
@@ -137,6 +196,7 @@ def revise_text(page, selector: str, text: str, rng: random.Random) -> None:
 TYPING = {"typist": type_text, "swipe": swipe_text, "dictation": dictate_text, "ime": compose_text}
 TYPING |= {"autocorrect": autocorrect_text, "reviser": revise_text}
 TYPIST_KINDS = tuple(TYPING)
+INSERTING = {"one-shot": insert_at_once, "filled-in": insert_by_script}
 
 
 def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
@@ -145,7 +205,12 @@ def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
     phrase_field = rng.choice(sorted(texts)) if kind == "phrase" else None
     for name, text in texts.items():
         selector = f"#id_{name}"
-        if kind == "paster":
+        if kind == "quoter" and name == "feature_1":  # a feature named in the scenario's own words
+            texts[name] = quote_scenario(page, selector, rng, words=(3, 6))
+        elif kind == "quoter" and name == "reason_1":  # a reason that quotes the scenario
+            type_text(page, selector, text + " As it says: ", rng)
+            texts[name] = text + " As it says: " + quote_scenario(page, selector, rng)
+        elif kind == "paster":
             paste(page, selector, text)
         elif name == phrase_field:
             phrase = rng.choice(PHRASES)
@@ -153,7 +218,7 @@ def write_answer(page, *, kind: str, rng: random.Random) -> dict[str, str]:
             paste(page, selector, " " + phrase)
             texts[name] = text + " " + phrase
         else:
-            TYPING.get(kind, type_text)(page, selector, text, rng)  # a phrase-paster types the rest
+            (TYPING | INSERTING).get(kind, type_text)(page, selector, text, rng)  # a phrase-paster types the rest
     for number, weight in enumerate((60, 40), start=1):
         page.fill(f"#id_weight_{number}", str(weight))
     page.get_by_role("button", name="Submit this answer").click()

@@ -12,11 +12,23 @@ from tests.surveys.test_respondents import answer_post, answering_study, consent
 PAGE = {"hidden": 0, "hidden_ms": 0, "blurred": 0, "blurred_ms": 0, "first_key_to_submit_ms": 90000}
 
 
-def field(keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0, typed_chars=0, moved_chars=0):
+def field(
+    keys=0,
+    pastes=0,
+    pasted_chars=0,
+    focus_ms=60000,
+    pasted_after_away=0,
+    typed_chars=0,
+    moved_chars=0,
+    quoted_chars=0,
+    inserted_chars=0,
+):
     return {
         "keys": keys,
         "typed_chars": typed_chars,
+        "inserted_chars": inserted_chars,
         "moved_chars": moved_chars,
+        "quoted_chars": quoted_chars,
         "pastes": pastes,
         "pasted_chars": pasted_chars,
         "focus_ms": focus_ms,
@@ -59,8 +71,22 @@ def test_text_moved_from_the_pages_own_fields_is_the_writers_own():
     assert rated(fields, texts={"action": TEXT, "additional_information": "y" * 10}) == "high"
 
 
+def test_words_quoted_from_the_scenario_or_question_on_the_page_are_neither_typed_nor_pasted():
+    # A brief answer whose feature and part of a reason are the scenario's own words, copied from the page.
+    assert rated({"action": field(keys=70, quoted_chars=40)}, texts={"action": "x" * 110}) == "high"
+    # An answer that is mostly the scenario copied back says little of the writer's own.
+    assert rated({"action": field(keys=60, quoted_chars=140)}) == "mixed"
+
+
+def test_text_one_input_event_brought_at_once_is_untyped_however_many_keys_were_pressed_besides():
+    assert rated({"action": field(keys=0, inserted_chars=200)}) == "low"
+    # Half the answer typed, the other half inserted as one sentence: the keys do not explain it away.
+    assert rated({"action": field(keys=130, typed_chars=100, inserted_chars=100)}) == "low"
+    assert rated({"action": field(keys=170, typed_chars=150, inserted_chars=50)}) == "mixed"
+
+
 def test_signals_recorded_before_typed_chars_was_counted_are_read_as_before():
-    new_counts = ("typed_chars", "moved_chars")
+    new_counts = ("typed_chars", "moved_chars", "quoted_chars", "inserted_chars")
     old = {"action": {name: value for name, value in field(keys=40).items() if name not in new_counts}}
     assert rated(old) == "low"
     assert rated({"action": {**old["action"], "keys": 230}}) == "high"

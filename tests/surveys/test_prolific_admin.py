@@ -1,9 +1,11 @@
 """The study admin's Prolific actions: review and reconcile, with their messages."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
-from surveys.models import Participant, ProlificEvent, Study
+from surveys.models import AuditEvent, Participant, ProlificEvent, Study
 from tests.conftest import make_study
 
 CHANGELIST = "admin:surveys_study_changelist"
@@ -12,6 +14,7 @@ CHANGELIST = "admin:surveys_study_changelist"
 @pytest.fixture
 def study(db, prolific):
     study = make_study(prolific_study_id="st1", invalid_policy=Study.InvalidPolicy.REJECT)
+    prolific.add_study("st1", status="ACTIVE", reward=150)
     for name, status, exclusion in [
         ("ok", Participant.Status.COMPLETED, ""),
         ("fast", Participant.Status.COMPLETED, Participant.Exclusion.TOO_FAST),
@@ -23,19 +26,49 @@ def study(db, prolific):
     return study
 
 
-def run_action(client, action, study):
-    return client.post(reverse(CHANGELIST), {"action": action, "_selected_action": [study.pk]}, follow=True)
+def run_action(client, action, study, **extra):
+    data = {"action": action, "_selected_action": [study.pk], **extra}
+    return client.post(reverse(CHANGELIST), data, follow=True)
 
 
-def test_the_review_action_approves_rejects_and_says_what_it_did(client, researcher, study, prolific):
-    response = run_action(client, "review_on_prolific", study)
+def confirm_review(client, study, page: str):
+    """Post the review page's form back, as its button does (with the submissions it showed)."""
+    shown = re.findall(r'name="reviewed" value="(\d+)"', page)
+    return run_action(client, "review_on_prolific", study, confirmed="yes", reviewed=shown)
 
-    text = response.content.decode()
-    assert response.status_code == 200
+
+def test_the_review_action_says_who_is_paid_and_what_before_anything_is_sent(client, researcher, study, prolific):
+    page = run_action(client, "review_on_prolific", study).content.decode()
+
+    assert "Nothing has been sent to Prolific yet" in page
+    assert "To approve</th><td>1: each is paid the study&#x27;s reward (£1.50 each, £1.50 in all)" in page
+    assert "<td>pid-fast</td><td>reject</td><td>too-fast</td><td>TOO_QUICKLY</td>" in page
+    assert "Warning: 1 submissions will be rejected." in page
+    assert prolific.calls_to("bulk-approve") == []
+    assert prolific.calls_to("transition") == []
+    assert prolific.submissions["sub-ok"]["status"] == "AWAITING REVIEW"
+    assert not AuditEvent.objects.exists()
+
+    text = confirm_review(client, study, page).content.decode()
     assert "Approved 1 submissions in one bulk call by res." in text
     assert "Rejected pid-fast (TOO_QUICKLY)" in text
     assert "1 approved, 1 rejected, 0 asked to return, 0 failed" in text
     assert prolific.submissions["sub-ok"]["status"] == "APPROVED"
+    event = AuditEvent.objects.get()
+    assert (event.action, event.username) == (AuditEvent.Action.PROLIFIC_REVIEWED, "res")
+    assert (event.details["approved"], event.details["rejected"]) == (["pid-ok"], ["pid-fast"])
+
+
+def test_a_submission_arriving_after_the_review_page_waits_for_the_next_review(client, researcher, study, prolific):
+    page = run_action(client, "review_on_prolific", study).content.decode()
+    Participant.objects.create(
+        study=study, prolific_pid="pid-late", session_id="sub-late", status=Participant.Status.COMPLETED
+    )
+    prolific.add_submission("sub-late", participant_id="pid-late", study_id="st1", status="AWAITING REVIEW")
+
+    confirm_review(client, study, page)
+    assert prolific.submissions["sub-ok"]["status"] == "APPROVED"
+    assert prolific.submissions["sub-late"]["status"] == "AWAITING REVIEW"
 
 
 def test_the_reconcile_action_reports_the_counts(client, researcher, study, prolific):

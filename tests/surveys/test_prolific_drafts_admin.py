@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from surveys.models import Cell, Participant, Study
+from surveys.models import AuditEvent, Cell, Participant, Study
 from surveys.prolific import tasks, verification_counts
 from surveys.services.lifecycle import go_live
 from tests.conftest import make_study
@@ -118,7 +118,7 @@ def test_running_it_again_patches_the_same_draft(client, researcher, study, prol
 
 def test_a_published_prolific_study_is_not_updated_and_the_researcher_is_told_why(client, researcher, study, prolific):
     prolific.add_study("c" * 24, status="ACTIVE", total_available_places=27)
-    Study.objects.filter(pk=study.pk).update(prolific_study_id="c" * 24)
+    Study.objects.filter(pk=study.pk).update(prolific_study_id="c" * 24, prolific_link=Study.ProlificLink.CREATED)
 
     confirm_page = text_of(act(client, "create_or_update_prolific_draft", study))
     assert f"Will not be sent: The Prolific study {'c' * 24} is ACTIVE, no longer a draft" in confirm_page
@@ -212,6 +212,8 @@ def test_adding_places_covers_the_cells_returns_left_open(client, researcher, st
     assert patch.body == {"total_available_places": 32}
     assert prolific.studies[prolific_id]["status"] == "ACTIVE"
     assert "5 places added on Prolific (27 → 32)" in page
+    event = AuditEvent.objects.get(action=AuditEvent.Action.PROLIFIC_PLACES_ADDED)
+    assert (event.username, event.details["places_added"], event.details["places_before"]) == ("res", 5, 27)
 
 
 def test_the_prolific_actions_need_a_staff_login(client, study, prolific):
