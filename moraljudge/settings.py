@@ -171,6 +171,18 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 
 LOGIN_URL = "/admin/login/"
+# Mail: team invitations (docs/teams.md) go by e-mail over SMTP once EMAIL_HOST is set; without it nothing is
+# sent and the inviting owner is shown the link to pass on.
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.dummy.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 20  # seconds: an unreachable mail server fails the e-mail (the link is shown), not the page
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "MoralJudge <noreply@localhost>")
 # Sessions live in the database, so any web process on any host serves any request (no sticky load balancing).
 # Every host must share SECRET_KEY: it signs the sign-in hash kept in the session and the signed cookies.
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
