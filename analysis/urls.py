@@ -11,6 +11,7 @@ urlpatterns = [
     path("dashboard/<slug:slug>/refit/", views.refit, name="refit"),
     path("dashboard/<slug:slug>/power/", views.power_page, name="power"),
     path("dashboard/<slug:slug>/plots/<slug:question>.<str:fmt>", views.plot, name="plot"),
+    path("dashboard/<slug:slug>/plots/<slug:question>/sets.<str:fmt>", views.set_plot, name="set-plot"),
     path("dashboard/<slug:slug>/exports/<str:name>", views.export, name="export"),
     # REST API (token or session, staff)
     path("api/studies/", api.study_list, name="api-study-list"),

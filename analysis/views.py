@@ -12,7 +12,7 @@ from surveys.prolific import verification_counts
 from surveys.services.researcher_tries import study_links
 from surveys.services.teams import can_act, check_can_act, studies_for
 
-from . import exports, plots
+from . import exports, plots, set_plots
 from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
 from .services import request_refit, study_progress
@@ -111,6 +111,27 @@ def plot(request, slug, question, fmt):
     disposition = "attachment" if request.GET.get("download") else "inline"
     suffix = f"-vs-{request.GET['compare']}" if len(panels) > 1 else ""
     response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-run{run.pk}{suffix}.{fmt}"'
+    return response
+
+
+@staff_member_required
+@require_GET
+def set_plot(request, slug, question, fmt):
+    """A question's results by vignette set beside the differences between sets (a run with sets only)."""
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    run = chosen_run(request, study)
+    fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
+    result = fitted.question(question) if fitted is not None else None
+    if run is None or fitted is None or result is None or result.by_set is None or result.fit is None:
+        raise Http404("No plot by set: this run has no results by vignette set for this question.")
+    label = label_of(question, question_labels(study))
+    figure = set_plots.set_plot(systems=fitted.systems, by_set=result.by_set, reference=result.fit.reference,
+                                title=label)  # fmt: skip
+    response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
+    if request.GET.get("run"):
+        patch_cache_control(response, private=True, max_age=24 * 3600)  # a stored run never changes
+    disposition = "attachment" if request.GET.get("download") else "inline"
+    response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-sets-run{run.pk}.{fmt}"'
     return response
 
 
