@@ -270,6 +270,15 @@ def entry_rate_limit_off(settings):
 
 
 @pytest.fixture(autouse=True)
+def no_cached_snapshots_from_other_tests():
+    """A slug's language is cached for minutes (services/live_content.py): each test's studies start afresh."""
+    from django.core.cache import caches
+
+    caches["snapshots"].clear()
+    caches["rendered"].clear()
+
+
+@pytest.fixture(autouse=True)
 def no_shown_minutes_from_other_tests():
     """The consent page's minutes are kept per process for a minute (services/duration.py): each test starts afresh."""
     from surveys.services import duration
