@@ -34,9 +34,9 @@ from .grouping import order_signs
 from .headline_test import (
     INTERVAL_NAME,
     MIN_DF,
+    WALD_FLOOR,
     HeadlineTest,
     _cr2_per_vignette,
-    WALD_FLOOR,
     _judge_design_effect,
     _satterthwaite,
     headline_test,
