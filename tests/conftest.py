@@ -264,6 +264,13 @@ def at_once(*calls) -> list:
 
 
 @pytest.fixture(autouse=True)
+def fake_providers_allowed(settings):
+    """The fake LLM providers run on 127.0.0.1: the suite lists it, as a deployment lists its self-hosted servers
+    (llm_collect/keys.py; nothing loopback, private or link-local is reached unless listed)."""
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
+@pytest.fixture(autouse=True)
 def entry_rate_limit_off(settings):
     """The suite enters many participants from 127.0.0.1: the entry rate limit is off unless a test sets it."""
     settings.ENTRY_RATE_LIMIT = "off"
