@@ -4,6 +4,7 @@ Only the study's team may open it. The place in the walk (consent, about you, pa
 URL; the forms are checked as for a judge, then the next page follows. Nothing is recorded (previews.py).
 """
 
+from django import forms
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -93,6 +94,7 @@ def _page(request, study: Study, snapshot: StudySnapshot, language: str, step: s
     def next_page(name: str):
         return redirect(_url(study, snapshot, language, name))
 
+    form: forms.Form
     if step == "consent":
         form = ConsentForm(post)
         if form.is_valid():
