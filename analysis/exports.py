@@ -65,6 +65,12 @@ RESULT_COLUMNS = [
     "style_se",
     "wins",
     "losses",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "rank_claim",
+    "band_low",
+    "band_high",
 ]
 DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
 # The files made of what judges did or said about themselves (the rest are fitted numbers): audited.
@@ -128,11 +134,15 @@ def result_rows(*, run: AnalysisRun):
     """One row per question and system, in the study's question order; questions without a fit have none.
 
     se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference);
-    a run stored before the headline gives the Wald ones (interval "wald")."""
+    a run stored before the headline gives the Wald ones (interval "wald"). rank_low-rank_high is the rank
+    set (1 = best; rank_claim says "best with 95% confidence" only for the set {1}) and band_low-band_high the
+    simultaneous 95% band (docs/statistics.md, "Ranks"); empty where the run has no rank claim."""
     fitted = run.read_results()
     for question in fitted.questions:
         headline = question.headline
+        ranks = {item.item: item for item in question.ranks.items} if question.ranks else {}
         for row in system_rows(question, labels=fitted.labels()):
+            ranked = ranks.get(row.system)
             boot, styled = row.bounds("bootstrap"), row.alternative("style_controlled")
             wald = row.bounds("wald") if headline else Bounds("wald", row.ci_low, row.ci_high)
             yield {
@@ -158,6 +168,12 @@ def result_rows(*, run: AnalysisRun):
                 "style_se": styled.se,
                 "wins": row.wins,
                 "losses": row.losses,
+                "rank": ranked.rank if ranked else None,
+                "rank_low": ranked.rank_low if ranked else None,
+                "rank_high": ranked.rank_high if ranked else None,
+                "rank_claim": ranked.claim if ranked else "",
+                "band_low": ranked.band_low if ranked else None,
+                "band_high": ranked.band_high if ranked else None,
             }
 
 

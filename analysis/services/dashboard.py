@@ -21,6 +21,7 @@ from ..results import (
 )
 from ..results.headline import headline_in_words, led_by_headline
 from ..results.tables import SystemRow, alternative_columns, interval_columns, system_rows
+from .rank_claims import RankSection, rank_section
 from .refits import RefitOutcome, RefitRequest
 
 
@@ -72,6 +73,7 @@ class QuestionSection:
     marks_beside: str = ""  # the marks of the side-by-side plot (both studies' intervals)
     headline: Headline | None = None  # None: a run stored before the headline interval (it leads with Wald)
     headline_words: str = ""  # "Judge × answer robust CI, t with 11 df (12 vignettes, 400 judges)"
+    ranks: RankSection | None = None  # None: the run has no rank claims for this question (stored before them)
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,7 @@ def _section(question: QuestionResult, *, labels: dict[str, str], label: str) ->
         bias_reduced_changes=_bias_reduced_changes(question, labels=labels),
         headline=question.headline,
         headline_words=headline_in_words(question.headline) if question.headline else "",
+        ranks=rank_section(question.ranks, labels=labels) if question.ranks else None,
     )
 
 

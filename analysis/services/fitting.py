@@ -19,6 +19,7 @@ from .alternatives import reported_fit, style_controlled
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
 from .participant_draws import ParticipantReplicates, SplitDraws, resample_participants
+from .rank_claims import ranks_of
 from .reading import QuestionData
 from .records import effect_of, fit_of, json_safe, stars
 
@@ -86,6 +87,7 @@ def fit_question(
         split_half_reliability=json_safe(_split_half(judged, rng=rng, draws=split_draws or SplitDraws())),
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
         headline=headline,
+        ranks=ranks_of(judged, plain=plain),
     )
 
 
