@@ -56,6 +56,8 @@ RESULT_COLUMNS = [
     "ci_high",
     "interval",
     "df",
+    "tested",
+    "why_not",
     "not_estimable",
     "wald_ci_low",
     "wald_ci_high",
@@ -133,10 +135,11 @@ def judgment_rows(*, study: Study):
 def result_rows(*, run: AnalysisRun):
     """One row per question and system, in the study's question order; questions without a fit have none.
 
-    se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference);
-    a run stored before the headline gives the Wald ones (interval "wald"). rank_low-rank_high is the rank
-    set (1 = best; rank_claim says "best with 95% confidence" only for the set {1}) and band_low-band_high the
-    simultaneous 95% band (docs/statistics.md, "Ranks"); empty where the run has no rank claim."""
+    se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference per
+    system, `tested` whether it is the headline test: where it is not, p, Holm p and stars are empty and `why_not`
+    says why); a run stored before the headline gives the Wald ones (interval "wald"). rank_low-rank_high is the
+    rank set (1 = best; rank_claim says "best with 95% confidence" only for the set {1}) and band_low-band_high
+    the simultaneous 95% band (docs/statistics.md, "Ranks"); empty where the run has no rank claim."""
     fitted = run.read_results()
     for question in fitted.questions:
         headline = question.headline
@@ -158,7 +161,9 @@ def result_rows(*, run: AnalysisRun):
                 "ci_low": row.ci_low,
                 "ci_high": row.ci_high,
                 "interval": headline.interval if headline else "wald",
-                "df": headline.df if headline else None,
+                "df": row.df,
+                "tested": headline.tested if headline else True,
+                "why_not": headline.why if headline and not headline.tested else "",
                 "not_estimable": row.not_estimable,
                 "wald_ci_low": wald.low,
                 "wald_ci_high": wald.high,

@@ -142,8 +142,8 @@ def _main_label(results: list[QuestionResult], interval_label: str) -> str:
     if interval_label != WALD or len(kinds) != 1 or any(r.headline is None for r in results):
         return interval_label
     (_kind, label), first = kinds.pop(), results[0].headline
-    df = first.df if first else None
-    return f"95% {label}" + (f" (t, {df} df)" if len(results) == 1 and df is not None else "")
+    df = first.df_in_words() if first and first.tested else ""
+    return f"95% {label}" + (f", {df}" if len(results) == 1 and df else "")
 
 
 def _has_interval(item: ItemEstimate) -> bool:

@@ -3,8 +3,9 @@
 The data file has one row per valid judgment (the same judgments, in the same order, as the refit
 reads: analysis.services.reading), with who was shown first, an anonymous participant number and the vignette, so the script
 can fit the display-order effect (BTm's home-advantage coding, `~ system + first`), the
-bias-reduced fit (`br = TRUE`) when the run used it, and two-way cluster-robust SEs over
-participants and vignettes with `sandwich::vcovCL`, as `analysis.bradley_terry.cluster_robust`.
+bias-reduced fit (`br = TRUE`) when the run used it, and the headline test (CR2 over vignettes with
+clubSandwich, the participant design effect with `sandwich::vcovCL`, Satterthwaite df per system), as
+`analysis.bradley_terry.headline_test`.
 The script writes its numbers to `<slug>-bradleyterry2-results.csv` beside printing them, so
 they can be compared with results.csv line by line.
 """
@@ -16,8 +17,9 @@ import json
 from moraljudge.replica import reads_from_replica
 from surveys.models import Judgment, Study
 
+from .bradley_terry.headline_test import MIN_JUDGES, MIN_VIGNETTES
 from .models import AnalysisRun
-from .results.headline import MAX_SE, MIN_VIGNETTES
+from .results.headline import MAX_SE
 from .services.fitting import DEFAULT_PARAMETERS
 
 # Rows fetched per round trip when an export reads judgments (a server-side cursor on PostgreSQL).
@@ -91,29 +93,32 @@ def bradleyterry2_script(*, study: Study, run: AnalysisRun | None = None) -> str
         order_effect="TRUE" if order_effect else "FALSE",
         bias_reduced="TRUE" if bias_reduced else "FALSE",
         min_vignettes=MIN_VIGNETTES,
+        min_judges=MIN_JUDGES,
         max_se=MAX_SE,
     )
 
 
-# Written for R >= 3.5 with BradleyTerry2 (brglm for br = TRUE) and sandwich.
+# Written for R >= 3.5 with BradleyTerry2 (brglm for br = TRUE), sandwich and clubSandwich.
 _SCRIPT = """# Refit MoralJudge study "{slug}" with BradleyTerry2 (Turner & Firth), {source}.
 # Model: {model}, log-abilities relative to {reference}, {order_note} the display-order effect
 # ("first": log-odds advantage of the answer shown first, BTm's home-advantage coding).
-# Reproduces the dashboard's headline numbers per system: se, p, Holm p and 95% interval from the
-# participant x vignette cluster-robust covariance (sandwich::vcovCL, HC0, t with vignettes - 1 df) of the
-# maximum-likelihood fit, or, with fewer than {min_vignettes} vignettes or a two-way variance that is not
-# positive, from the participant-clustered one (t with participants - 1 df): column "interval" says which.
+# Reproduces the dashboard's headline numbers per system: se, p, Holm p and 95% interval of the headline
+# test on the maximum-likelihood fit: CR2 over vignettes (clubSandwich::vcovCR) times the participant design
+# effect max(1, V_participant / V_participant x vignette) (sandwich::vcovCL, HC0), t with each system's
+# Satterthwaite df (clubSandwich::coef_test). With fewer than {min_vignettes} vignettes or fewer than {min_judges} participants
+# there is no test: p, Holm p and z are NA and the interval is the participant-clustered one (t with participants
+# - 1 df; the Wald one with a single participant), narrower: column "interval" says which, "tested" whether.
 # An SE above {max_se} (log-odds) is not estimable (NA). Also the estimate, the Wald se, p and interval
 # (wald_*, conditional on these answers) and the order effect.
 # Not reproduced: the bootstrap, split-half and style-controlled columns (resampling, covariates).
 # Data: {slug}-bradleyterry2.csv, one row per valid judgment. Output: {slug}-bradleyterry2-results.csv
-library(BradleyTerry2)
+library(BradleyTerry2); suppressMessages(library(clubSandwich))
 d <- read.csv("{slug}-bradleyterry2.csv", stringsAsFactors = FALSE)
 systems <- c({levels})
 reference <- {reference}
 order_effect <- {order_effect}  # the dashboard's estimates include the order effect
 bias_reduced <- {bias_reduced}  # BTm(..., br = TRUE), Firth's bias-reduced estimates
-min_vignettes <- {min_vignettes}; max_se <- {max_se}
+min_vignettes <- {min_vignettes}; min_judges <- {min_judges}; max_se <- {max_se}
 exact <- glm.control(epsilon = 1e-12, maxit = 100)  # converge fully: R's default stops near 1e-8
 
 refit <- function(dq, with_order, br = bias_reduced) {{
@@ -127,18 +132,40 @@ refit <- function(dq, with_order, br = bias_reduced) {{
   }}
 }}
 
-# The headline: two-way (participant x vignette) unless too few vignettes or a variance not positive.
-headline <- function(ml, dq, systems_rows) {{
-  V <- sandwich::vcovCL(ml, cluster = dq[, c("participant", "vignette")], type = "HC0")
-  G <- min(length(unique(dq$participant)), length(unique(dq$vignette)))
-  interval <- "two_way_robust"
-  if (length(unique(dq$vignette)) < min_vignettes || !all(diag(V)[systems_rows] > 0)) {{
-    V <- sandwich::vcovCL(ml, cluster = dq$participant, type = "HC0")
-    G <- length(unique(dq$participant)); interval <- "judge_robust"
+# The headline test: the maximum-likelihood fit as a glm (one row per judgment, X = e_system1 - e_system2
+# without the reference, the order sign when the estimates include it), CR2 over vignettes, design effect.
+headline <- function(dq, with_order) {{
+  others <- setdiff(systems, reference)
+  X <- sapply(others, function(k) (dq$system1 == k) - (dq$system2 == k))
+  X <- matrix(X, nrow = nrow(dq), dimnames = list(NULL, others))
+  if (with_order) X <- cbind(X, first = ifelse(dq$shown_first == dq$system1, 1, -1))
+  y <- dq$win1
+  g <- glm(y ~ 0 + X, family = binomial, control = exact)
+  names(g$coefficients) <- colnames(X)
+  n_vignettes <- length(unique(dq$vignette)); n_judges <- length(unique(dq$participant))
+  estimate <- setNames(coef(g), colnames(X))
+  if (n_vignettes < min_vignettes || n_judges < min_judges) {{
+    if (n_judges >= 2) {{
+      V <- sandwich::vcovCL(g, cluster = dq$participant, type = "HC0")
+      df <- rep(n_judges - 1, ncol(X)); interval <- "judge_robust"
+    }} else {{
+      V <- vcov(g); df <- rep(NA_real_, ncol(X)); interval <- "wald"
+    }}
+    se <- suppressWarnings(sqrt(diag(V)))
+    tested <- FALSE
+  }} else {{
+    V2 <- vcovCR(g, cluster = dq$vignette, type = "CR2")
+    df <- coef_test(g, vcov = V2, test = "Satterthwaite")$df_Satt
+    cell <- paste(dq$participant, dq$vignette)
+    deff <- pmax(1, diag(sandwich::vcovCL(g, cluster = dq$participant, type = "HC0")) /
+                    diag(sandwich::vcovCL(g, cluster = cell, type = "HC0")))
+    se <- sqrt(deff * diag(as.matrix(V2)))
+    interval <- "cr2_vignette"; tested <- TRUE
   }}
-  se <- suppressWarnings(sqrt(diag(V)))
-  se[!is.finite(se) | se > max_se | se <= 0] <- NA
-  list(se = se, df = G - 1, interval = interval, estimate = coef(ml))
+  bad <- !is.finite(se) | se > max_se | se <= 0 | (tested & !(df >= 1))
+  se[bad] <- NA; df[bad] <- NA
+  list(se = setNames(se, colnames(X)), df = setNames(df, colnames(X)), estimate = estimate,
+       interval = interval, tested = tested)
 }}
 
 rows <- list()
@@ -147,24 +174,25 @@ for (q in unique(d$question)) {{
   dq$player1 <- data.frame(system = factor(dq$system1, levels = systems), first = as.numeric(dq$shown_first == dq$system1))
   dq$player2 <- data.frame(system = factor(dq$system2, levels = systems), first = as.numeric(dq$shown_first == dq$system2))
   fit <- refit(dq, order_effect)
-  ml <- if (bias_reduced) refit(dq, order_effect, br = FALSE) else fit
   ordered <- if (order_effect) fit else refit(dq, TRUE)
   cf <- coef(summary(fit))
   names_fit <- sub("^system", "", rownames(cf))
   term <- ifelse(names_fit == "first", "order effect", "system")
   estimate <- cf[, 1]; wald_se <- cf[, 2]; wald_z <- cf[, 3]; wald_p <- cf[, 4]
-  h <- headline(ml, dq, which(term == "system"))
+  h <- headline(dq, order_effect)
   system <- term == "system"  # the order effect keeps its Wald numbers, as the dashboard shows it
-  centre <- ifelse(system, h$estimate[rownames(cf)], estimate)
-  se <- ifelse(system, h$se[rownames(cf)], wald_se)
-  z <- ifelse(system, centre / se, wald_z)
-  p <- ifelse(system, 2 * pt(-abs(z), df = h$df), wald_p)
+  centre <- ifelse(system, h$estimate[names_fit], estimate)
+  se <- ifelse(system, h$se[names_fit], wald_se)
+  df <- ifelse(system, h$df[names_fit], NA)
+  z <- ifelse(system, if (h$tested) centre / se else NA, wald_z)
+  p <- ifelse(system, if (h$tested) 2 * pt(-abs(z), df = df) else NA, wald_p)
   p_holm <- rep(NA_real_, length(p))
-  p_holm[system] <- p.adjust(p[system], "holm")
-  critical <- ifelse(system, qt(0.975, h$df), qnorm(0.975))
+  if (h$tested) p_holm[system] <- p.adjust(p[system], "holm")
+  critical <- ifelse(system & !is.na(df), qt(0.975, pmax(df, 1)), qnorm(0.975))
   out <- data.frame(question = q, term = term, name = names_fit, estimate = estimate, se = se, z = z, p = p,
                     p_holm = p_holm, ci_low = centre - critical * se, ci_high = centre + critical * se,
-                    interval = ifelse(system, h$interval, "wald"), df = ifelse(system, h$df, NA),
+                    interval = ifelse(system, h$interval, "wald"), df = df,
+                    tested = system & h$tested,
                     wald_se = wald_se, wald_z = wald_z, wald_p = wald_p,
                     wald_ci_low = estimate - qnorm(0.975) * wald_se, wald_ci_high = estimate + qnorm(0.975) * wald_se,
                     stringsAsFactors = FALSE)
@@ -172,7 +200,7 @@ for (q in unique(d$question)) {{
     oe <- coef(summary(ordered))["first", ]
     out <- rbind(out, data.frame(question = q, term = "order effect", name = "first", estimate = oe[1], se = oe[2],
                                  z = oe[3], p = oe[4], p_holm = NA, ci_low = oe[1] - qnorm(0.975) * oe[2],
-                                 ci_high = oe[1] + qnorm(0.975) * oe[2], interval = "wald", df = NA,
+                                 ci_high = oe[1] + qnorm(0.975) * oe[2], interval = "wald", df = NA, tested = FALSE,
                                  wald_se = oe[2], wald_z = oe[3], wald_p = oe[4], wald_ci_low = NA, wald_ci_high = NA))
   }}
   rownames(out) <- NULL

@@ -6,8 +6,8 @@ gunicorn with DEBUG off and a webhook secret, a live judging study with one Prol
 and a draft study with an expert invitation. Then, over HTTP as an attacker would send them:
 
 - webhooks: a body nested 100,000 deep with a fresh timestamp and a wrong signature; one nested 5,000 deep under
-  the size limit; a signed event with an unknown status; a replayed X-Event-ID carrying another status; an older
-  event (X-Timestamp) arriving after a newer one;
+  the size limit; a signed event with an unknown status; a captured request resent with a new X-Event-ID and an
+  X-Timestamp ten years ahead (issue 35), then a genuine event; an older event (X-Timestamp) arriving after a newer one;
 - an expert's page opened before the invitation expired, POSTed after it expired;
 - study files through `manage.py import_study` (the only importer; run in this process against the server's
   database): `hourly_rate: 1e300`, 100,000 questions, a 6 MB file.
@@ -69,8 +69,8 @@ def prepare(directory: Path) -> dict:
     from surveys.models import Study
 
     study = Study.objects.get(slug="attacks")
-    study.prolific_study_id = "st1"
-    study.save(update_fields=["prolific_study_id"])
+    study.prolific_study_id, study.prolific_link = "st1", Study.ProlificLink.CREATED
+    study.save(update_fields=["prolific_study_id", "prolific_link"])
     participant = Participant.objects.create(study=study, prolific_pid="pid1", session_id="sub1")
     allocate(participant=participant)
     writing = judging_study_file(slug="attacks-writing", systems=2, vignettes=2, repetitions=1, k=1)
@@ -83,14 +83,20 @@ def prepare(directory: Path) -> dict:
 
 
 # Webhooks -------------------------------------------------------------------------------------------------
-def webhook(base: str, body: bytes, *, secret: str = SECRET, event_id: str = "", sent_at: int | None = None):
-    timestamp = str(int(time.time()))
-    signature = base64.b64encode(hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest())
-    headers = {
+def signed_headers(body: bytes, *, secret: str = SECRET, timestamp: int | None = None) -> dict:
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    signature = base64.b64encode(hmac.new(secret.encode(), stamp.encode() + body, hashlib.sha256).digest())
+    return {
         "Content-Type": "application/json",
         "X-Prolific-Request-Signature": signature.decode(),
-        "X-Prolific-Request-Timestamp": timestamp,
+        "X-Prolific-Request-Timestamp": stamp,
     }
+
+
+def webhook(
+    base: str, body: bytes, *, secret: str = SECRET, event_id: str = "", sent_at: int | None = None, headers=None
+):
+    headers = dict(headers or signed_headers(body, secret=secret))
     if event_id:
         headers["X-Event-ID"] = event_id
     if sent_at is not None:
@@ -130,17 +136,22 @@ def webhook_attacks(base: str, ids: dict) -> None:
     response = webhook(base, event("HACKED"), event_id="evt-unknown")
     report("webhook unknown status, signed", said(response), response.status_code == 400 and stored() == before)
 
-    webhook(base, event("AWAITING REVIEW"), event_id="evt-1")
-    response = webhook(base, event("RETURNED"), event_id="evt-1")
+    # Issue 35: a captured request resent within the 5 minutes with a new X-Event-ID and an X-Timestamp ten years
+    # ahead used to be accepted and made the next genuine event "stale".
+    now = int(time.time())
+    captured = signed_headers(event("AWAITING REVIEW"), timestamp=now)
+    webhook(base, event("AWAITING REVIEW"), headers=captured, event_id="evt-1", sent_at=now)
+    forged = webhook(base, event("AWAITING REVIEW"), headers=captured, event_id="evt-2", sent_at=now + 10 * 365 * 86400)
+    genuine = webhook(base, event("APPROVED"), headers=signed_headers(event("APPROVED"), timestamp=now + 1))
     status = Participant.objects.get(pk=ids["participant"]).prolific_status
     report(
-        "webhook replayed X-Event-ID, other status",
-        f"{said(response)}; status stays {status}",
-        response.status_code == 200 and response.json()["detail"] == "duplicate" and status == "AWAITING REVIEW",
+        "webhook resent with new X-Event-ID, X-Timestamp +10 y",
+        f"{said(forged)}; the next genuine event: {said(genuine)}; status {status}",
+        forged.json().get("detail") == "duplicate"
+        and genuine.json().get("detail") == "recorded"
+        and status == "APPROVED",
     )
-    now = int(time.time())
-    webhook(base, event("APPROVED"), event_id="evt-new", sent_at=now)
-    response = webhook(base, event("RETURNED"), event_id="evt-old", sent_at=now - 60)
+    response = webhook(base, event("RETURNED"), sent_at=now - 60)
     participant = Participant.objects.get(pk=ids["participant"])
     report(
         "webhook older event after a newer one",

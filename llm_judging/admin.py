@@ -12,14 +12,14 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from llm_collect import calls, client
-from llm_collect.admin import progress_bar
+from llm_collect.admin import confirm_paid, confirmed, progress_bar
 from llm_collect.calls.config import sending_notes
 from surveys.admin.teams import TeamScoped
 from surveys.models import Study
 from surveys.services.teams import studies_for
 
 from .models import JudgeCall, JudgeModel, JudgingRun
-from .services.runs import start_judging_run
+from .services.runs import preview_judging_run, start_judging_run
 
 
 class StartJudgingForm(forms.Form):
@@ -125,7 +125,26 @@ class JudgingRunAdmin(TeamScoped, admin.ModelAdmin):
             raise PermissionDenied
         form = StartJudgingForm(request.POST or None, initial={"study": request.GET.get("study")}, user=request.user)
         status = 200
-        if request.method == "POST" and form.is_valid():
+        if request.method == "POST" and form.is_valid() and not confirmed(request):
+            data = form.cleaned_data
+            try:
+                estimates = preview_judging_run(**data)
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                what = (
+                    f"Judge '{data['study'].slug}' with {', '.join(j.key for j in data['judges'])}: every cell by "
+                    "each judge, in the orders chosen, each item once; items judged before are not asked again."
+                )
+                problems = calls.missing_keys(list(data["judges"]))
+                for problem in problems:  # named on the form, which keeps what was chosen
+                    form.add_error(None, problem)
+                if not problems:
+                    back = reverse("admin:llm_judging_judgingrun_add")
+                    return confirm_paid(
+                        self, request, what=what, estimates=estimates, button="Start judging", back=back
+                    )
+        if request.method == "POST" and form.is_valid() and confirmed(request):
             try:
                 run = start_judging_run(user=request.user, **form.cleaned_data)
             except ValidationError as exc:

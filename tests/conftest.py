@@ -51,6 +51,8 @@ def make_study(
 ):
     """A draft study with `systems`, `vignettes` vignettes, the five questions and one answer each."""
     design.setdefault("vignettes_per_participant", min(5, vignettes))
+    if design.get("prolific_study_id"):  # as if 'Create or update Prolific draft' had made it (prolific/ownership.py)
+        design.setdefault("prolific_link", Study.ProlificLink.CREATED)
     study = Study.objects.create(slug=slug, name=f"Study {slug}", **design)
     for position, key in enumerate(QUESTION_KEYS):
         Question.objects.create(study=study, key=key, text=f"Which answer is better on {key}?", position=position)

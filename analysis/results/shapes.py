@@ -1,4 +1,4 @@
-"""What a refit stores, as typed dataclasses: one RunResults per AnalysisRun (schema version 3).
+"""What a refit stores, as typed dataclasses: one RunResults per AnalysisRun (schema version 4).
 
 Fitting builds these, `stored()` turns them into the JSON the AnalysisRun keeps, and `read()` (in
 versions.py) builds them back, upgrading runs stored in an older shape first. Readers (exports, plots,
@@ -34,11 +34,19 @@ INTERVAL_KINDS = {
         "(judges resampled with all their judgments; percentile interval)",
         "judges resampled",
     ),
+    "cr2_vignette": IntervalKind(
+        "Judge × vignette CR2 CI",
+        "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
+        "rank them the same way? (CR2 over vignettes with the judge design effect; t with Satterthwaite df per "
+        "system; docs/statistics.md)",
+        "judges and vignettes, CR2",
+    ),
     "two_way_robust": IntervalKind(
         "Judge × answer robust CI",
         "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
-        "rank them the same way? (cluster-robust over judge and vignette; t with fewer clusters − 1 df; "
-        "none where the two-way variance estimate is not positive, as can happen with few vignettes)",
+        "rank them the same way? (cluster-robust over judge and vignette, inclusion–exclusion; t with fewer clusters − 1 "
+        "df; none where the two-way variance estimate is not positive). Shown for comparison: with few or unequal "
+        "vignettes it can come out near zero, which the headline's CR2 cannot.",
         "judges and vignettes, robust",
     ),
     "judge_robust": IntervalKind(
@@ -80,8 +88,8 @@ ALTERNATIVE_READINGS = {
 
 
 # The headline interval: the one the tables lead with and p, Holm p and stars come from (docs/statistics.md).
-HEADLINE_KIND = "two_way_robust"  # generalises over judges and vignettes
-FALLBACK_KIND = "judge_robust"  # with too few vignettes: generalises over judges, for these answers
+HEADLINE_KIND = "cr2_vignette"  # generalises over judges and vignettes: the test, with p, Holm p and stars
+NARROWER_KIND = "judge_robust"  # where no test is possible: generalises over judges, for these answers; no p
 WALD_READING = "conditional on these answers (each judgment independent)"
 
 
@@ -89,13 +97,16 @@ WALD_READING = "conditional on these answers (each judgment independent)"
 class Headline:
     """The interval a question's table leads with, per system in the systems' order, and why it is that one.
 
-    `interval` is an INTERVAL_KINDS key (the API's name for it); `why` says in words why the fallback leads ("" when the two-way
-    interval does); per system, `not_estimable` gives the reason its numbers are None ("" when they are not)."""
+    `interval` is an INTERVAL_KINDS key, or "wald" (the API's name for it). `tested`: the interval is the
+    headline test's (CR2 over vignettes), with p, Holm p and stars. Otherwise (too few vignettes, one judge)
+    it is a narrower interval shown without any p, and `why` says in words why there is no test. `df` per
+    system: the t reference of its interval (the Satterthwaite df of the headline test; None for the
+    reference and where there is none); per system, `not_estimable` gives the reason its numbers are None."""
 
     interval: str
     label: str
     answers: str
-    df: int | None
+    df: list[float | None]
     n_vignettes: int
     n_judges: int
     level: float
@@ -105,6 +116,16 @@ class Headline:
     ci_high: list[float | None]
     not_estimable: list[str]
     why: str = ""
+    tested: bool = True
+
+    def df_in_words(self) -> str:
+        """ "t with 6.9 df" or "t with Satterthwaite df 3.1–9.8 (per system)"; "" when no system has one."""
+        values = sorted(value for value in self.df if value is not None)
+        if not values:
+            return ""
+        if f"{values[0]:.3g}" == f"{values[-1]:.3g}":
+            return f"t with {values[0]:.3g} df"
+        return f"t with {values[0]:.3g}–{values[-1]:.3g} df (Satterthwaite, per system)"
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ import numpy as np
 
 from .. import bradley_terry as bt
 from ..bradley_terry.labels import count_distinct, distinct
-from ..results import Halo, Headline, Interval, QuestionResult, VignetteFit
-from ..results.headline import choose_headline, degenerate
+from ..results import Halo, Interval, QuestionResult, VignetteFit
+from ..results.headline import degenerate
 from .alternatives import reported_fit, style_controlled
+from .headline import headline_of, tested_p
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
 from .participant_draws import ParticipantReplicates, SplitDraws, resample_participants
@@ -65,9 +66,10 @@ def fit_question(
     plain = fit_judged(judged, first=judged.first_in_estimates())
     main, alternatives, problems = reported_fit(judged, plain=plain)
     intervals = _intervals(judged, plain=plain, rng=rng)
-    headline = _headline(judged, plain=plain, intervals=intervals)
-    # p, Holm p and stars are the headline's; the Wald ones (conditional on these answers) stay in `fit`.
-    tested = main.p if headline is None else np.array([np.nan if p is None else p for p in headline.p])
+    headline = headline_of(judged, plain=plain, intervals=intervals)
+    # p, Holm p (across the tested systems) and stars are the headline test's: none where it has no test. The
+    # Wald ones (conditional on these answers) stay in `fit`.
+    tested = tested_p(headline)
     ordered = fit_judged(judged, first=judged.first)
     return QuestionResult(
         question=data.key,
@@ -88,16 +90,6 @@ def fit_question(
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
         headline=headline,
         ranks=ranks_of(judged, plain=plain),
-    )
-
-
-def _headline(judged: Judged, *, plain: bt.BTResult, intervals: dict[str, Interval]) -> Headline | None:
-    return choose_headline(
-        estimates=json_safe(plain.estimates),
-        reference=judged.reference,
-        intervals=intervals,
-        n_vignettes=count_distinct(judged.vignettes),
-        n_judges=count_distinct(judged.clusters),
     )
 
 

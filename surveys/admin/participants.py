@@ -8,6 +8,7 @@ from django.utils.timezone import localtime
 from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
 from ..services.participation import Event, apply_event
 from ..services.teams import studies_for
+from .bonuses import pay_bonus_to_participants
 from .teams import TeamScoped
 
 # The demographics page's answers by key (surveys/forms/judging.py), as a researcher reads them.
@@ -75,7 +76,7 @@ class ParticipantAdmin(TeamScoped, admin.ModelAdmin):
     search_fields = ["prolific_pid", "session_id"]
     readonly_fields = ["started_at", "finished_at", "consented_at", "quality_flags", "about_them", "judgments_table"]
     inlines = [AssignmentInline]
-    actions = ["exclude_by_researcher"]
+    actions = ["exclude_by_researcher", pay_bonus_to_participants]
 
     def has_add_permission(self, request):
         return False  # participants arrive from Prolific

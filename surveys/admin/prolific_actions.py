@@ -23,7 +23,7 @@ def study_url(request, study) -> str:
 @admin.action(description="Create or update Prolific draft", permissions=["change"])
 def create_or_update_prolific_draft(modeladmin, request, queryset):
     def send(study) -> str:
-        sent = drafts.send_draft(study=study, study_url=study_url(request, study))
+        sent = drafts.send_draft(study=study, study_url=study_url(request, study), by=request.user)
         done = "created as a draft" if sent.created else "draft updated"
         return (
             f"Prolific study {sent.prolific_id} {done} ({sent.draft.places.total} places, "

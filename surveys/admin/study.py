@@ -11,15 +11,18 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..models import DEFAULT_ATTENTION_OPTIONS, Study, StudyMembership, System
+from ..models import DEFAULT_ATTENTION_OPTIONS, AuditEvent, Study, StudyMembership, System
 from ..prolific import POLICY_HELP
 from ..prolific.eligibility import clean_eligibility
+from ..prolific.ownership import is_changeable
+from ..services.audit import record_event
 from ..services.authenticity_report import counts_in_words
 from ..services.design_warnings import design_warnings
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
 from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
 from ..services.teams import can_act, remove_member, set_member
 from .answer_import import AnswerImportPage
+from .bonuses import StudyBonusPages, pay_bonuses_on_prolific
 from .frozen import attempted_frozen_edits
 from .prolific_actions import PROLIFIC_ACTIONS
 from .study_actions import StudyActions
@@ -31,7 +34,9 @@ from .teams import MembershipInline, TeamScoped
 
 
 @admin.register(Study)
-class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, admin.ModelAdmin):
+class StudyAdmin(
+    TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, StudyBonusPages, admin.ModelAdmin
+):
     study_path = ""  # the rows are the studies
     form = StudyForm
     list_display = ["name", "slug", "status", "reference_system", "repetitions", "vignettes_per_participant"]
@@ -39,10 +44,11 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["status", "went_live_at", "closed_at", "readiness", "answers_link", "answers_to_look_at"]
-    readonly_fields += ["prolific_status", "prolific_synced_at"]
+    readonly_fields += ["prolific_link", "prolific_status", "prolific_synced_at"]
     inlines = [QuestionInline, VignetteInline, SystemInline, MembershipInline]
     actions = ["make_live", "make_closed", "copy_as_new_draft", "review_on_prolific", "reconcile_with_prolific"]
     actions += PROLIFIC_ACTIONS  # create or update the Prolific draft, publish it, add places
+    actions += [pay_bonuses_on_prolific]  # to the study's bonuses page (bonuses.py)
     actions += ["remove_test_participants"]  # the researchers' own tries (study_links.py)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "status", "readiness", "answers_link", "reference_system"]}),
@@ -79,6 +85,7 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
                     "attention_options",
                     "invalid_policy",
                     "prolific_study_id",
+                    "prolific_link",
                     "completion_code",
                     "failed_attention_code",
                     "no_consent_code",
@@ -123,6 +130,8 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
 
     def get_readonly_fields(self, request, obj=None):
         readonly = list(super().get_readonly_fields(request, obj))
+        if obj is None or not is_changeable(obj):  # linked after saving; never changed once live
+            readonly.append("prolific_study_id")
         return readonly + [name for name in FROZEN_STUDY_FIELDS if name not in readonly] if is_frozen(obj) else readonly
 
     def get_prepopulated_fields(self, request, obj=None):
@@ -144,6 +153,17 @@ class StudyAdmin(TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAn
         if change:  # the read-only fields are not on the form; this refuses anything that slips past
             check_editable(Study.objects.get(pk=obj.pk), form.changed_data)
         super().save_model(request, obj, form, change)
+        if change and "prolific_study_id" in form.changed_data:
+            after = obj.prolific_study_id
+            before = form.initial.get("prolific_study_id", "")
+            record_event(
+                action=AuditEvent.Action.PROLIFIC_LINKED,
+                user=request.user,
+                study=obj,
+                before=before,
+                after=after,
+                how=obj.prolific_link,
+            )
         if not change:  # whoever creates a study owns it (docs/teams.md)
             set_member(study=obj, user=request.user, role=StudyMembership.Role.OWNER, by=request.user)
 

@@ -73,6 +73,8 @@ class StudyActions(_Base):
                 result = reconcile_study(study=study)
             except ProlificError as exc:
                 self.message_user(request, f"Study '{study.slug}': {exc}", messages.ERROR)
+            except ValidationError as exc:  # not this study's Prolific study (surveys/prolific/ownership.py)
+                self.message_user(request, " ".join(exc.messages), messages.ERROR)
             else:
                 self.message_user(request, str(result), messages.SUCCESS)
 

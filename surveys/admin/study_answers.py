@@ -10,7 +10,7 @@ from django.urls import path, reverse
 
 from ..models import Answer, Study
 from ..services.answer_records import select_answer
-from ..services.authenticity import summary
+from ..services.authenticity import signs_in_words, summary
 from ..services.authenticity_report import content_checks, counts_in_words
 
 if TYPE_CHECKING:  # mixed into StudyAdmin: the ModelAdmin methods it calls are StudyAdmin's
@@ -53,6 +53,7 @@ class StudyAnswersPages(_Base):
         for answer in answers:
             answer.content_check = checks.get(answer.pk)
             answer.signal_totals = summary(answer.writing_signals) if answer.writing_signals else None
+            answer.signal_signs = signs_in_words(answer.writing_signals)
             grid.setdefault(answer.vignette_id, {}).setdefault(answer.system_id, []).append(answer)
         rows = [
             {"vignette": v, "columns": [{"system": s, "answers": grid.get(v.pk, {}).get(s.pk, [])} for s in systems]}

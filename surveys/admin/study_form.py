@@ -3,7 +3,9 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
+from ..prolific.client import ProlificError
 from ..prolific.eligibility import clean_eligibility
+from ..prolific.ownership import check_prolific_link
 
 ELIGIBILITY_FIELDS: list = [
     "eligibility_minimum_approval_rate",
@@ -85,6 +87,15 @@ class StudyForm(forms.ModelForm):
             except ValidationError as exc:
                 self.add_error(None, exc)
         return cleaned
+
+    def clean_prolific_study_id(self):
+        # Linked by hand only once Prolific's API shows the study is this one's (surveys/prolific/ownership.py).
+        given = self.cleaned_data["prolific_study_id"].strip()
+        try:
+            self.instance.prolific_link = check_prolific_link(study=self.instance, prolific_id=given)
+        except ProlificError as exc:
+            raise ValidationError(f"Prolific could not be asked whose study this is: {exc}") from exc
+        return given
 
     def clean_reference_key(self):
         key = self.cleaned_data["reference_key"].strip()

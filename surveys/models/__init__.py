@@ -4,13 +4,13 @@ The database holds the invariants (see the named constraints); services in this 
 Modules: study (the study and its settings), study_parts (questions, vignettes, systems), answers (the
 systems' answers and their features), translations (what a valid `translations` object is), judging
 (cells, participants, assignments, judgments), respondents (the answer-writing survey's invitations and
-respondents), prolific (webhook events), entry (entries per client address), teams (study teams and the audit trail).
+respondents), prolific (webhook events, bonus payments), entry (entries per client address), teams (study teams and the audit trail).
 """
 
 from .answers import MAX_FEATURES, WEIGHT_TOTAL, Answer, AnswerQuerySet, Feature
 from .entry import EntryAttempt
 from .judging import Assignment, Cell, Judgment, JudgmentQuerySet, Participant
-from .prolific import ProlificEvent
+from .prolific import Bonus, BonusPayment, ProlificEvent
 from .respondents import Invitation, Respondent, RespondentTask, new_invitation_token
 from .study import DEFAULT_ATTENTION_OPTIONS, DEFAULT_ATTENTION_PROMPT, METHOD_QUESTIONS, Study
 from .study_parts import METHOD_QUESTION_LABELS, Question, System, Vignette, question_label
@@ -27,6 +27,8 @@ __all__ = [
     "AnswerQuerySet",
     "Assignment",
     "AuditEvent",
+    "Bonus",
+    "BonusPayment",
     "Cell",
     "EntryAttempt",
     "Feature",

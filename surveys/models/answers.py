@@ -5,6 +5,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from .freeze import FrozenContentQuerySet, FrozenWithStudy
+from .study import Study
 from .study_parts import System, Vignette
 from .translations import TRANSLATIONS_HELP, check_translations
 
@@ -12,7 +14,7 @@ MAX_FEATURES = 5
 WEIGHT_TOTAL = 100
 
 
-class AnswerQuerySet(models.QuerySet):
+class AnswerQuerySet(FrozenContentQuerySet):
     def selected(self):
         return self.filter(selected=True)
 
@@ -20,8 +22,15 @@ class AnswerQuerySet(models.QuerySet):
         return self.filter(vignette__study=study)
 
 
-class Answer(models.Model):
-    """One system's written reply to one vignette (the source study says response)."""
+class Answer(FrozenWithStudy):
+    """One system's written reply to one vignette (the source study says response).
+
+    Frozen once its study is live and it is the selected one (models/freeze.py); how it was written stays writable.
+    """
+
+    STUDY_PATH = "vignette__study"
+    SHOWN = Q(selected=True)
+    WRITABLE_WHEN_LIVE = frozenset({"authenticity", "writing_signals", "raw_text"})
 
     class Authenticity(models.TextChoices):
         # How the writing behaved (surveys/services/authenticity.py, docs/authenticity.md); blank: not written here.
@@ -92,6 +101,12 @@ class Answer(models.Model):
     def __str__(self) -> str:
         return f"{self.system.key} on {self.vignette.key} #{self.sample}"
 
+    def shown_in_live_study(self) -> bool:
+        return (
+            self.selected
+            and Study.objects.filter(vignettes=self.vignette_id).exclude(status=Study.Status.DRAFT).exists()
+        )
+
     def clean(self):
         super().clean()
         check_translations(self)
@@ -102,8 +117,8 @@ class Answer(models.Model):
         return sum(len(part.split()) for part in parts)
 
 
-class Feature(models.Model):
-    """A morally relevant feature of an answer, with its weight and reason.
+class Feature(FrozenWithStudy):
+    """A morally relevant feature of an answer, with its weight and reason; frozen with a selected live answer.
 
     At most five per answer (position 1..5, unique per answer); weights 0..100. That weights sum
     to 100 is checked by the services and, on PostgreSQL, by a deferred constraint trigger.
@@ -114,6 +129,10 @@ class Feature(models.Model):
     feature = models.TextField()
     weight = models.PositiveSmallIntegerField()
     reason = models.TextField(blank=True)
+
+    STUDY_PATH = "answer__vignette__study"
+    SHOWN = Q(answer__selected=True)
+    objects = FrozenContentQuerySet.as_manager()
 
     class Meta:
         ordering = ["answer_id", "position"]
@@ -138,3 +157,9 @@ class Feature(models.Model):
 
     def __str__(self) -> str:
         return f"{self.feature} ({self.weight})"
+
+    def shown_in_live_study(self) -> bool:
+        live = Answer.objects.filter(pk=self.answer_id, selected=True).exclude(
+            vignette__study__status=Study.Status.DRAFT
+        )
+        return live.exists()

@@ -8,6 +8,25 @@ from .answers import Answer
 from .study import Study
 from .study_parts import Question, Vignette
 
+# A cell has room while completed < target - reserved: the rule's one spelling. The ORM filters with it
+# (`Cell.objects.with_room()`) and the hand-written statements compile it (`cell_room_sql`).
+CELL_HAS_ROOM = Q(completed__lt=F("target") - F("reserved"))
+
+
+class CellQuerySet(models.QuerySet):
+    def with_room(self):
+        return self.filter(CELL_HAS_ROOM)
+
+
+def cell_room_sql(connection, alias: str | None = None) -> str:
+    """CELL_HAS_ROOM as SQL for `connection`, its columns qualified by `alias` (default: the table's name)."""
+    query = Cell.objects.filter(CELL_HAS_ROOM).query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = query.where.as_sql(compiler, connection)
+    assert not params  # columns only: safe to embed in a composed statement
+    table = connection.ops.quote_name(Cell._meta.db_table)
+    return sql.replace(f"{table}.", f"{alias}." if alias else f"{table}.")
+
 
 class Cell(models.Model):
     """An unordered system pair × a vignette: the unit of allocation.
@@ -25,6 +44,8 @@ class Cell(models.Model):
     reserved = models.PositiveSmallIntegerField(default=0)
     # Balanced-per-cell order: how many times answer_a has been shown first so far.
     a_first_count = models.PositiveIntegerField(default=0)
+
+    objects = CellQuerySet.as_manager()
 
     class Meta:
         ordering = ["study_id", "vignette_id", "id"]

@@ -71,6 +71,11 @@ class Study(models.Model):
         ASK_RETURN = "ask-return", "Ask the participant to return the submission"
         APPROVE = "approve", "Approve anyway (pay everyone, exclude from analysis)"
 
+    class ProlificLink(models.TextChoices):
+        CREATED = "created", "Created as a draft by this deployment"
+        PROVEN = "proven", "Linked by hand: its study link on Prolific leads to this study"
+        EARLIER = "earlier", "Linked before ownership was checked (kept by the migration)"
+
     class ProlificCurrency(models.TextChoices):
         GBP = "GBP", "GBP (£)"
         USD = "USD", "USD ($)"
@@ -147,7 +152,18 @@ class Study(models.Model):
     )
 
     # Prolific
-    prolific_study_id = models.CharField(max_length=64, blank=True)
+    prolific_study_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Set when 'Create or update Prolific draft' creates the Prolific study; linked by hand only once "
+        "Prolific's API shows it is this study's (surveys/prolific/ownership.py).",
+    )
+    prolific_link = models.CharField(
+        max_length=16,
+        choices=ProlificLink.choices,
+        blank=True,
+        help_text="How the Prolific study was found to be this study's: every Prolific action checks it.",
+    )
     completion_code = models.CharField(max_length=32, blank=True, help_text="Completed (valid or not).")
     failed_attention_code = models.CharField(max_length=32, blank=True)
     no_consent_code = models.CharField(max_length=32, blank=True)
@@ -240,6 +256,12 @@ class Study(models.Model):
                 condition=Q(vignettes_per_participant__gte=1),
                 name="study_vignettes_per_participant_positive",
                 violation_error_message="Vignettes per participant must be at least 1.",
+            ),
+            models.UniqueConstraint(
+                fields=["prolific_study_id"],
+                condition=~Q(prolific_study_id=""),
+                name="study_prolific_study_once",
+                violation_error_message="This Prolific study belongs to another study of this deployment.",
             ),
             models.CheckConstraint(
                 condition=Q(prolific_hourly_rate__gt=0),

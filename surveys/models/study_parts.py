@@ -8,8 +8,14 @@ from django.db import models
 from django.db.models import Q
 
 from ..key_variables import AllowedKeyVariable
+from .freeze import FrozenContentQuerySet, FrozenWithStudy
 from .study import Study
 from .translations import TRANSLATIONS_HELP, check_translations
+
+
+def _study_is_live(study_id: int) -> bool:
+    return Study.objects.filter(pk=study_id).exclude(status=Study.Status.DRAFT).exists()
+
 
 # Short labels of the method's five questions, for studies whose questions have no label of their own.
 METHOD_QUESTION_LABELS = {
@@ -26,7 +32,7 @@ def question_label(key: str, label: str = "") -> str:
     return label or METHOD_QUESTION_LABELS.get(key) or key.replace("_", " ").replace("-", " ").capitalize()
 
 
-class Question(models.Model):
+class Question(FrozenWithStudy):
     TRANSLATABLE_KEYS = {"text": "text"}
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
@@ -39,6 +45,8 @@ class Question(models.Model):
     text = models.TextField()
     translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)
+
+    objects = FrozenContentQuerySet.as_manager()
 
     class Meta:
         ordering = ["study_id", "position", "id"]
@@ -57,12 +65,15 @@ class Question(models.Model):
     def short_label(self) -> str:
         return question_label(self.key, self.label)
 
+    def shown_in_live_study(self) -> bool:
+        return _study_is_live(self.study_id)
+
     def clean(self):
         super().clean()
         check_translations(self)
 
 
-class Vignette(models.Model):
+class Vignette(FrozenWithStudy):
     TRANSLATABLE_KEYS = {"text": "text", "character": "text"}
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vignettes")
@@ -80,6 +91,8 @@ class Vignette(models.Model):
     translations = models.JSONField(default=dict, blank=True, help_text=TRANSLATIONS_HELP)
     position = models.PositiveSmallIntegerField(default=0)
 
+    objects = FrozenContentQuerySet.as_manager()
+
     class Meta:
         ordering = ["study_id", "position", "id"]
         constraints = [
@@ -92,6 +105,9 @@ class Vignette(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    def shown_in_live_study(self) -> bool:
+        return _study_is_live(self.study_id)
 
     def clean(self):
         super().clean()

@@ -14,6 +14,7 @@ from ..services.audit import record_event
 from ..services.participation import REVIEWABLE
 from . import client
 from .client import ProlificError
+from .ownership import NotOurProlificStudy, owned_prolific_study
 from .statuses import SubmissionStatus, reconcile_study
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
@@ -173,13 +174,12 @@ def plan_review(*, study: Study) -> ReviewPlan:
 
     Raises ValidationError when there is nothing to review or no Prolific study, ProlificError when Prolific
     cannot be read."""
-    if not study.prolific_study_id:
-        raise ValidationError("the study has no Prolific study id: set it before reviewing")
+    prolific_id = owned_prolific_study(study)  # NotOurProlificStudy is a ValidationError
     refreshed = str(reconcile_study(study=study))
     awaiting = list(_unreviewed(study).filter(prolific_status=SubmissionStatus.AWAITING_REVIEW))
     if not awaiting:
         raise ValidationError("no submission is awaiting review on Prolific: nothing to do")
-    reward = client.get_study(study.prolific_study_id).get("reward")
+    reward = client.get_study(prolific_id).get("reward")
     return ReviewPlan(
         study=study,
         refreshed=refreshed,
@@ -202,8 +202,10 @@ def review_submissions(*, study: Study, user=None, only: set[int] | None = None)
     if not pending.exists():
         report.messages.append(f"Study '{study.slug}': nothing left to review.")
         return report
-    if not study.prolific_study_id:
-        report.messages.append(f"Study '{study.slug}' has no Prolific study id: set it before reviewing.")
+    try:
+        prolific_id = owned_prolific_study(study)
+    except NotOurProlificStudy as exc:
+        report.messages.append(" ".join(exc.messages) + " Nothing was reviewed.")
         return report
     try:
         report.messages.append(str(reconcile_study(study=study)))
@@ -255,7 +257,7 @@ def review_submissions(*, study: Study, user=None, only: set[int] | None = None)
             action=AuditEvent.Action.PROLIFIC_REVIEWED,
             user=user,
             study=study,
-            prolific_study_id=study.prolific_study_id,
+            prolific_study_id=prolific_id,
             approved=done[APPROVE],
             rejected=done[REJECT],
             asked_to_return=done[REQUEST_RETURN],

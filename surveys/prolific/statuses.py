@@ -15,6 +15,7 @@ from ..models import Participant, ProlificEvent, Study
 from ..services import participation
 from ..services.participation import PROLIFIC_EVENTS
 from . import client, verification
+from .ownership import NotOurProlificStudy, owned_prolific_study
 
 log = logging.getLogger(__package__)  # one logger for all of surveys.prolific, as before the split
 
@@ -71,7 +72,7 @@ def apply_submission_status(
             except IntegrityError:
                 return Applied("duplicate")
         participant = _find_participant(study=study, session_id=session_id, participant_id=participant_id)
-        if participant is None:
+        if participant is None or (study is None and not _attributable(participant)):
             return Applied("unknown-submission")
         if participant_id and participant_id != participant.prolific_pid:
             log.warning(
@@ -97,11 +98,25 @@ def apply_submission_status(
     return Applied("recorded" if changed else "unchanged", participant)
 
 
+def _attributable(participant: Participant) -> bool:
+    """A webhook's submission counts for the participant's study only when that study's Prolific study is its own
+    (ownership.py) and the participant entered with that study's STUDY_ID."""
+    study = participant.study
+    if not study.prolific_study_id:
+        return True  # not on Prolific yet: the submission id alone names the participant
+    try:
+        prolific_id = owned_prolific_study(study)
+    except NotOurProlificStudy:
+        log.warning("prolific event for %s: study %s's Prolific study is not its own", participant.pk, study.slug)
+        return False
+    return participant.prolific_study_id in ("", prolific_id)
+
+
 def _find_participant(*, study: Study | None, session_id: str, participant_id: str) -> Participant | None:
     participants = Participant.objects.filter(is_preview=False)
     if study is not None:
         participants = participants.filter(study=study)
-    found = participants.filter(session_id=session_id).first() if session_id else None
+    found = participants.select_related("study").filter(session_id=session_id).first() if session_id else None
     if found is None and study is not None and participant_id:
         # Only someone who arrived without a SESSION_ID: another submission id is another submission.
         found = participants.filter(prolific_pid=participant_id, session_id="").first()
@@ -136,7 +151,7 @@ def reconcile_study(*, study: Study, now: datetime | None = None) -> Reconciled:
     and changes nothing, and a status a newer webhook applied meanwhile is not overwritten."""
     result = Reconciled(study=study.slug)
     observed_at = timezone.now()  # before the request: only what Prolific said before we asked is older
-    submissions = client.list_submissions(study.prolific_study_id)
+    submissions = client.list_submissions(owned_prolific_study(study))
     known = {
         session_id: (pid, status)
         for session_id, pid, status in Participant.objects.filter(study=study, is_preview=False)
@@ -197,7 +212,7 @@ def reconcile_live_studies() -> list[Reconciled]:
         except client.Retryable as exc:
             log.warning("prolific reconcile of %s will be retried: %s", study.slug, exc)
             retry = retry or exc
-        except client.Permanent as exc:
+        except (client.Permanent, NotOurProlificStudy) as exc:
             log.error("prolific reconcile of %s failed: %s", study.slug, exc)
     if retry is not None:
         raise retry

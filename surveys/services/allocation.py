@@ -149,7 +149,7 @@ def has_room(*, study: Study) -> bool:
 
 def _has_room(*, study_id: int, k: int) -> bool:
     """Whether at least k vignettes still have a cell with room (committed state, no locks)."""
-    with_room = Cell.objects.filter(study_id=study_id, completed__lt=F("target") - F("reserved")).order_by()
+    with_room = Cell.objects.filter(study_id=study_id).with_room().order_by()
     return with_room.values("vignette_id").distinct().count() >= k
 
 

@@ -5,8 +5,8 @@ and their places are reserved with the pages stored in one statement (two on SQL
 that writes). Through the ORM each was compiled again on every arrival and
 every locked cell built as a Cell object, which together cost the web process more CPU than the database
 took to run them. Here each statement's SQL is composed once per database alias (and number of cells),
-rows come back as tuples, and the conditions are the ORM's: a cell has room while
-`completed < target - reserved`, which every statement that reserves repeats (docs/architecture.md).
+rows come back as tuples, and the conditions are the ORM's: a cell has room while `CELL_HAS_ROOM`
+(surveys/models/judging.py), compiled into every statement that reserves (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import NamedTuple
 from django.db import connections
 
 from ..models import Assignment, Cell
+from ..models.judging import cell_room_sql
 
 
 class Room(NamedTuple):
@@ -48,9 +49,8 @@ def _names(db: str) -> tuple:
 @functools.cache
 def _with_room(db: str, study: str = "%s") -> str:
     """The condition of the study's (placeholder `study`) cells with room."""
-    _, quote, _ = _names(db)
-    completed, target, reserved = quote("completed"), quote("target"), quote("reserved")
-    return f"{quote('study_id')} = {study} AND {completed} < {target} - {reserved}"
+    connection, quote, _ = _names(db)
+    return f"{quote('study_id')} = {study} AND {cell_room_sql(connection)}"
 
 
 @functools.cache

@@ -2,7 +2,8 @@
 
 The answer-writing page's own script (static/surveys/writing.js) counts, per text field, the keystrokes,
 the characters the writer's input method typed (keys, phone keyboards, dictation, IME composition; pages
-written before this count sent none: 0), the paste events and the characters they brought, the
+written before this count sent none: 0), the characters single input events brought at once (more than a
+word or two: an auto-typer's or a clipboard chip's insertion, an autofill; not typing), the paste events and the characters they brought, the
 characters moved within the page (cut or copied from its own fields, pasted elsewhere in it), the characters
 quoted from the page's own scenario or questions (pasted or dropped text the script found in them; it never
 sends the text), and the time the field had focus; for the page, how
@@ -18,10 +19,11 @@ import json
 from ..models import Answer
 
 SIGNALS_VERSION = 1
-MAX_SIGNALS_BYTES = 4000
+MAX_SIGNALS_BYTES = 6000  # 12 fields of 14 counts fit in about 4,000
 MAX_COUNT = 10**9  # any count or milliseconds beyond this is not from a real page
 FIELD_COUNTS = (
-    "keys", "typed_chars", "pastes", "pasted_chars", "moved_chars", "quoted_chars", "focus_ms", "pasted_after_away",
+    "keys", "typed_chars", "inserted_chars", "pastes", "pasted_chars", "moved_chars", "quoted_chars", "corrections",
+    "focus_ms", "pasted_after_away", "key_intervals", "key_interval_mean_ms", "key_interval_sd_ms",
 )  # fmt: skip
 PAGE_COUNTS = ("hidden", "hidden_ms", "blurred", "blurred_ms", "first_key_to_submit_ms")
 
@@ -32,6 +34,12 @@ MIXED_SHARE = 0.15  # a sizeable part pasted → mixed
 MIXED_UNTYPED_SHARE = 0.25  # a quarter of the text not explained by keystrokes → mixed
 QUOTED_SHARE = 0.6  # most of the answer is the scenario's or the question's own words, quoted back → mixed
 AWAY_PASTE_CHARS = 50  # a paste this long soon after coming back to a hidden or unfocused page → mixed
+# Time (docs/authenticity.md "Time"): signs that never make an answer low by themselves, only with another.
+STEADY_CV = 0.25  # key intervals this regular (coefficient of variation) are a machine's rhythm…
+RHYTHM_MIN_INTERVALS = 50  # …over at least this many intervals between keys
+FAST_CHARS_PER_SECOND = 10.0  # more characters than this per second the fields had focus…
+FAST_MIN_CHARS = 100  # …in an answer of at least this many characters
+UNCORRECTED_MIN_KEYS = 100  # this many keys without one correction: corroborates a time sign, never a sign
 
 
 def _count(value) -> int | None:
@@ -102,18 +110,69 @@ def summary(signals: dict) -> dict[str, float | int]:
     moved = sum(f.get("moved_chars", 0) for f in fields)
     # Words quoted from the scenario or the question on the page: not typed, but not brought from elsewhere.
     quoted = sum(f.get("quoted_chars", 0) for f in fields)
-    untyped = max(0, chars - typed - moved - quoted)  # characters no typing explains (pasted, dropped, filled in)
+    # Characters no typing explains (pasted, dropped, filled in), and at least those a single input event
+    # brought in bulk (a sentence inserted at once), however many keys were pressed besides.
+    inserted = sum(f.get("inserted_chars", 0) for f in fields)
+    untyped = min(chars, max(chars - typed - moved - quoted, inserted))
+    focus_ms = sum(f["focus_ms"] for f in fields)
+    intervals = sum(f.get("key_intervals", 0) for f in fields)
+    interval_sum = sum(f.get("key_intervals", 0) * f.get("key_interval_mean_ms", 0) for f in fields)
+    interval_squares = sum(
+        f.get("key_intervals", 0) * (f.get("key_interval_sd_ms", 0) ** 2 + f.get("key_interval_mean_ms", 0) ** 2)
+        for f in fields
+    )
+    mean_interval = interval_sum / intervals if intervals else 0.0
+    spread = max(0.0, interval_squares / intervals - mean_interval**2) ** 0.5 if intervals else 0.0
     return {
         "chars": chars,
         "keys": keys,
+        "corrections": sum(f.get("corrections", 0) for f in fields),
+        # Characters per second the fields had focus (None without focused time): typing, with its pauses.
+        "chars_per_second": round(chars * 1000 / focus_ms, 2) if focus_ms else None,
+        "key_intervals": intervals,
+        # How regular the rhythm is: the intervals' standard deviation over their mean (None without any).
+        "key_interval_cv": round(spread / mean_interval, 3) if mean_interval else None,
         "typed": typed,
         "pasted_chars": pasted,
         "moved": moved,
         "quoted": quoted,
+        "inserted": inserted,
         "pasted_share": min(1.0, pasted / chars) if chars else 0.0,
         "untyped_share": untyped / chars if chars else 0.0,
         "pasted_after_away": sum(f["pasted_after_away"] for f in fields),
     }
+
+
+def reasons(totals: dict) -> dict[str, list[str]]:
+    """The signs the rule reads, by kind: "text" (how the characters arrived), "time" (speed, rhythm) and
+    "corroborating" (no correction over many keys: never a sign by itself, only beside a time sign)."""
+    chars = totals["chars"]
+    text = []
+    if totals["pasted_share"] >= MIXED_SHARE:
+        text.append(f"{totals['pasted_share']:.0%} pasted")
+    if totals["untyped_share"] >= MIXED_UNTYPED_SHARE and chars >= MIN_CHARS:
+        text.append(f"{totals['untyped_share']:.0%} not typed")
+    if totals["pasted_after_away"] >= AWAY_PASTE_CHARS:
+        text.append(f"{totals['pasted_after_away']} characters pasted just after leaving the page")
+    time = []
+    cv = totals["key_interval_cv"]
+    if cv is not None and cv < STEADY_CV and totals["key_intervals"] >= RHYTHM_MIN_INTERVALS:
+        time.append(f"machine-steady rhythm (variation {cv:.2f} over {totals['key_intervals']} keys)")
+    speed = totals["chars_per_second"]
+    if chars >= FAST_MIN_CHARS and (speed is None or speed > FAST_CHARS_PER_SECOND):
+        time.append(f"{speed} characters per focused second" if speed else "text without focused time")
+    corroborating = []
+    if totals["keys"] >= UNCORRECTED_MIN_KEYS and totals["corrections"] == 0 and totals["key_intervals"]:
+        corroborating.append(f"no correction in {totals['keys']} keys")
+    return {"text": text, "time": time, "corroborating": corroborating}
+
+
+def signs_in_words(signals: dict | None) -> list[str]:
+    """Why the answer is rated as it is, for the researcher: each sign the rule read, in words."""
+    if not signals:
+        return []
+    signs = reasons(summary(signals))
+    return [*signs["text"], *signs["time"], *(signs["corroborating"] if signs["time"] else [])]
 
 
 def rate(signals: dict | None) -> str:
@@ -126,12 +185,12 @@ def rate(signals: dict | None) -> str:
     mostly_pasted = max(totals["pasted_share"], totals["untyped_share"]) >= LOW_SHARE
     if mostly_pasted and totals["chars"] >= MIN_CHARS:
         return Answer.Authenticity.LOW
-    if (
-        totals["pasted_share"] >= MIXED_SHARE
-        or (totals["untyped_share"] >= MIXED_UNTYPED_SHARE and totals["chars"] >= MIN_CHARS)
-        or totals["pasted_after_away"] >= AWAY_PASTE_CHARS
-        or (totals["quoted"] >= QUOTED_SHARE * totals["chars"] and totals["chars"] >= MIN_CHARS)
-    ):
+    signs = reasons(totals)
+    # A time sign never makes an answer low alone: only beside another sign of any kind.
+    if signs["time"] and len(signs["time"]) + len(signs["text"]) + len(signs["corroborating"]) >= 2:
+        return Answer.Authenticity.LOW
+    mostly_quoted = totals["quoted"] >= QUOTED_SHARE * totals["chars"] and totals["chars"] >= MIN_CHARS
+    if signs["text"] or signs["time"] or mostly_quoted:
         return Answer.Authenticity.MIXED
     return Answer.Authenticity.HIGH
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models import Answer, Study, System
-from .authenticity import summary
+from .authenticity import signs_in_words, summary
 from .text_similarity import answer_text, tfidf_matrix
 
 NEAR_DUPLICATE = 0.8  # cosine at or above which two answers are called near-duplicates
@@ -95,7 +95,8 @@ def content_checks(study: Study) -> dict[int, ContentCheck]:
 
 CSV_HEADER = [
     "answer_id", "system", "vignette", "sample", "selected", "rating", "chars", "keys", "typed", "pasted_chars", "moved",
-    "quoted", "pasted_share", "untyped_share", "pasted_after_away", "pages_hidden", "hidden_seconds", "focus_lost",
+    "quoted", "inserted", "pasted_share", "untyped_share", "pasted_after_away", "corrections", "chars_per_second",
+    "key_intervals", "key_interval_cv", "signs", "pages_hidden", "hidden_seconds", "focus_lost",
     "focus_lost_seconds", "first_key_to_submit_seconds", "closest_llm_answer", "llm_similarity",
     "closest_human_answer", "human_similarity",
 ]  # fmt: skip
@@ -112,9 +113,11 @@ def csv_rows(study: Study):
         values = [
             answer.pk, answer.system.key, answer.vignette.key, answer.sample, answer.selected,
             answer.authenticity or "",
-            *(totals.get(name, "") for name in ("chars", "keys", "typed", "pasted_chars", "moved", "quoted")),
+            *(totals.get(name, "") for name in ("chars", "keys", "typed", "pasted_chars", "moved", "quoted", "inserted")),
             *(round(totals[name], 3) if totals else "" for name in ("pasted_share", "untyped_share")),
             totals.get("pasted_after_away", ""),
+            *(_blank(totals.get(name)) for name in ("corrections", "chars_per_second", "key_intervals", "key_interval_cv")),
+            "; ".join(signs_in_words(signals)),
             page.get("hidden", ""), _seconds(page.get("hidden_ms")), page.get("blurred", ""),
             _seconds(page.get("blurred_ms")), _seconds(page.get("first_key_to_submit_ms")),
             str(check.llm.answer or ""), _blank(check.llm.similarity),

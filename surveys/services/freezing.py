@@ -10,10 +10,10 @@ they change neither the judges' pages nor the allocation, and the admin records 
 import re
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..models import Answer, Feature, Question, Study, System, Vignette
+from ..models.freeze import StudyFrozen, freeze_lifted  # noqa: F401 (the model guard's error and data-fix lift)
 
 # Study fields that change what judges see, how cells fill, or how the results are read.
 FROZEN_STUDY_FIELDS = (
@@ -45,13 +45,10 @@ FROZEN_PARTS = ("questions", "vignettes", "systems", "answers")
 _NOT_COPIED = {"id", "slug", "status", "created_at", "went_live_at", "closed_at", "reference_system"}
 _NOT_COPIED |= {
     "prolific_study_id",
+    "prolific_link",
     "prolific_status",
     "prolific_synced_at",
 }  # the copy gets a Prolific study of its own
-
-
-class StudyFrozen(ValidationError):
-    """A change to what a live (or closed) study's judges see or how its cells fill."""
 
 
 def is_frozen(study: Study | None) -> bool:

@@ -23,6 +23,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
+from ..models.judging import cell_room_sql
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -241,11 +242,10 @@ def _entry_statement(db: str) -> _Statement:
     connection = connections[db]
     quote = connection.ops.quote_name
     columns, tables = _tables(connection, {"s": Study, "p": Participant, "b": Participant})
-    cell = {name: f"c.{quote(name)}" for name in ("study_id", "vignette_id", "completed", "target", "reserved")}
     # As allocation's `has_room`: at least k vignettes still have a cell with room.
     room = (
-        f"(SELECT COUNT(DISTINCT {cell['vignette_id']}) FROM {quote(Cell._meta.db_table)} c "
-        f"WHERE {cell['study_id']} = s.{quote('id')} AND {cell['completed']} < {cell['target']} - {cell['reserved']})"
+        f"(SELECT COUNT(DISTINCT c.{quote('vignette_id')}) FROM {quote(Cell._meta.db_table)} c "
+        f"WHERE c.{quote('study_id')} = s.{quote('id')} AND {cell_room_sql(connection, 'c')})"
         f" >= s.{quote('vignettes_per_participant')}"
     )
     participant, study_id = quote(Participant._meta.db_table), quote("study_id")

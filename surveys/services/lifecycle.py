@@ -32,8 +32,10 @@ def missing_for_live(study: Study) -> list[str]:
             f"but the study has only {len(vignettes)}"
         )
     problems += prolific_problems(study)
+    lone = lone_answers(study)
+    problems += shown_answer_problems(study, lone)
     selected = set(Answer.objects.for_study(study).selected().values_list("system_id", "vignette_id"))
-    selected |= {(answer.system_id, answer.vignette_id) for answer in lone_answers(study)}  # selected on going live
+    selected |= {(answer.system_id, answer.vignette_id) for answer in lone}  # selected on going live
     for system in systems:
         # One line per system: a system without answers yet is one problem, not one per vignette.
         missing = [v.key for v in vignettes if (system.pk, v.pk) not in selected]
@@ -43,6 +45,24 @@ def missing_for_live(study: Study) -> list[str]:
             problems.append(
                 f"no selected answer for system '{system.key}' on {len(missing)} of {len(vignettes)} vignettes: "
                 + ", ".join(f"'{key}'" for key in missing)
+            )
+    return problems
+
+
+def shown_answer_problems(study: Study, lone: list[Answer]) -> list[str]:
+    """What judges would be shown that they must not be: an answer without features (its page cannot be
+    drawn), or one rated low authenticity that nobody confirmed (docs/authenticity.md)."""
+    shown = list(Answer.objects.for_study(study).selected().select_related("system", "vignette")) + lone
+    problems = []
+    featureless = {answer.pk for answer in Answer.objects.filter(pk__in=[a.pk for a in shown], features__isnull=True)}
+    for answer in shown:
+        where = f"system '{answer.system.key}' on vignette '{answer.vignette.key}'"
+        if answer.pk in featureless:
+            problems.append(f"the answer of {where} has no features: give it its features, or select another")
+        if answer.authenticity == Answer.Authenticity.LOW and answer.low_authenticity_confirmed_at is None:
+            problems.append(
+                f"the answer of {where} is rated low authenticity and nobody confirmed selecting it: review it and "
+                "select it with the confirmation on the answers page, or select another"
             )
     return problems
 

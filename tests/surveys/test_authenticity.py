@@ -6,25 +6,18 @@ import pytest
 from django.urls import reverse
 
 from surveys.models import Answer
-from surveys.services.authenticity import MAX_SIGNALS_BYTES, parse_signals, rate
+from surveys.services.authenticity import FIELD_COUNTS, MAX_SIGNALS_BYTES, parse_signals, rate
 from tests.surveys.test_respondents import answer_post, answering_study, consented, entry, page
 
 PAGE = {"hidden": 0, "hidden_ms": 0, "blurred": 0, "blurred_ms": 0, "first_key_to_submit_ms": 90000}
 
 
-def field(
-    keys=0, pastes=0, pasted_chars=0, focus_ms=60000, pasted_after_away=0, typed_chars=0, moved_chars=0, quoted_chars=0
-):
-    return {
-        "keys": keys,
-        "typed_chars": typed_chars,
-        "moved_chars": moved_chars,
-        "quoted_chars": quoted_chars,
-        "pastes": pastes,
-        "pasted_chars": pasted_chars,
-        "focus_ms": focus_ms,
-        "pasted_after_away": pasted_after_away,
-    }
+def field(keys=0, pastes=0, pasted_chars=0, focus_ms=60000, **more):
+    """One field's counts as the page sends them; `more` sets any other count (0 by default)."""
+    counts = dict.fromkeys(FIELD_COUNTS, 0) | {"focus_ms": focus_ms}
+    counts |= {"keys": keys, "pastes": pastes, "pasted_chars": pasted_chars, **more}
+    assert set(counts) == set(FIELD_COUNTS)
+    return counts
 
 
 def signals(fields: dict, page_counts: dict | None = None) -> str:
@@ -69,8 +62,61 @@ def test_words_quoted_from_the_scenario_or_question_on_the_page_are_neither_type
     assert rated({"action": field(keys=60, quoted_chars=140)}) == "mixed"
 
 
+def test_text_one_input_event_brought_at_once_is_untyped_however_many_keys_were_pressed_besides():
+    assert rated({"action": field(keys=0, inserted_chars=200)}) == "low"
+    # Half the answer typed, the other half inserted as one sentence: the keys do not explain it away.
+    assert rated({"action": field(keys=130, typed_chars=100, inserted_chars=100)}) == "low"
+    assert rated({"action": field(keys=170, typed_chars=150, inserted_chars=50)}) == "mixed"
+
+
+def typing(*, mean_ms, sd_ms, corrections=8, focus_ms=90000, keys=230):
+    """A typed field of TEXT with this rhythm: keys, corrections and the intervals between the keys."""
+    return field(
+        keys=keys,
+        typed_chars=200,
+        corrections=corrections,
+        focus_ms=focus_ms,
+        key_intervals=keys - 1,
+        key_interval_mean_ms=mean_ms,
+        key_interval_sd_ms=sd_ms,
+    )
+
+
+def test_a_person_s_uneven_rhythm_at_a_persons_speed_is_high():
+    assert rated({"action": typing(mean_ms=260, sd_ms=240)}) == "high"
+    assert rated({"action": typing(mean_ms=260, sd_ms=240, corrections=0)}) == "high"  # a careful typist
+
+
+def test_a_time_sign_alone_is_mixed_never_low():
+    # A machine-steady rhythm (variation 0.05), at a person's speed, with corrections: mixed.
+    assert rated({"action": typing(mean_ms=200, sd_ms=10)}) == "mixed"
+    # 200 characters in 12 focused seconds (17 per second), with an uneven rhythm and corrections: mixed.
+    assert rated({"action": typing(mean_ms=50, sd_ms=40, focus_ms=12000)}) == "mixed"
+
+
+def test_a_time_sign_beside_another_sign_is_low():
+    # Machine-steady and never corrected over 230 keys: an LLM's answer typed out by a tool.
+    assert rated({"action": typing(mean_ms=200, sd_ms=10, corrections=0)}) == "low"
+    # Machine-steady and faster than anyone types with pauses.
+    assert rated({"action": typing(mean_ms=50, sd_ms=2, focus_ms=12000)}) == "low"
+    # Too fast, with a fifth of the text pasted.
+    fast_paste = typing(mean_ms=50, sd_ms=40, focus_ms=15000) | {"pastes": 1, "pasted_chars": 40}
+    assert rated({"action": fast_paste}) == "low"
+
+
+def test_a_steady_rhythm_over_few_keys_says_nothing():
+    assert (
+        rated(
+            {"action": typing(mean_ms=200, sd_ms=10, corrections=0, keys=40, focus_ms=20000)},
+            texts={"action": "x" * 38},
+        )
+        == "high"
+    )
+
+
 def test_signals_recorded_before_typed_chars_was_counted_are_read_as_before():
-    new_counts = ("typed_chars", "moved_chars", "quoted_chars")
+    new_counts = ("typed_chars", "moved_chars", "quoted_chars", "inserted_chars", "corrections")
+    new_counts += ("key_intervals", "key_interval_mean_ms", "key_interval_sd_ms")
     old = {"action": {name: value for name, value in field(keys=40).items() if name not in new_counts}}
     assert rated(old) == "low"
     assert rated({"action": {**old["action"], "keys": 230}}) == "high"

@@ -124,7 +124,7 @@ def test_a_429_on_create_is_tried_again_because_prolific_did_nothing(prolific):
 
 def test_places_needed_are_the_open_cells_judges_less_what_prolific_has_left(prolific):
     study = go_live(study=coded_study(repetitions=2, vignettes_per_participant=3, prolific_margin_percent=0))
-    study.prolific_study_id = "a" * 24
+    study.prolific_study_id, study.prolific_link = "a" * 24, Study.ProlificLink.CREATED
     study.save()
     # Every cell filled, then returns leave 7 judgments open on the three vignettes.
     Cell.objects.filter(study=study).update(completed=F("target"))

@@ -118,7 +118,7 @@ def test_running_it_again_patches_the_same_draft(client, researcher, study, prol
 
 def test_a_published_prolific_study_is_not_updated_and_the_researcher_is_told_why(client, researcher, study, prolific):
     prolific.add_study("c" * 24, status="ACTIVE", total_available_places=27)
-    Study.objects.filter(pk=study.pk).update(prolific_study_id="c" * 24)
+    Study.objects.filter(pk=study.pk).update(prolific_study_id="c" * 24, prolific_link=Study.ProlificLink.CREATED)
 
     confirm_page = text_of(act(client, "create_or_update_prolific_draft", study))
     assert f"Will not be sent: The Prolific study {'c' * 24} is ACTIVE, no longer a draft" in confirm_page

@@ -211,7 +211,6 @@ def test_reimporting_a_draft_keeps_the_origin_and_raw_reply_of_answers_it_update
 SETTINGS = {
     "description": "Which answer is the better moral judgement?",
     "prolific": {
-        "study_id": "65f0c0ffee",
         "completion_code": "C1DONE",
         "failed_attention_code": "C1ATTN",
         "no_consent_code": "C1NOCONSENT",
@@ -234,7 +233,7 @@ def test_a_studys_prolific_codes_policy_attention_wording_and_prompts_survive_ex
     exported = export_study(study)
     copy_of = import_study(dict(exported, slug="demo-copy"))
     assert copy_of.description == SETTINGS["description"]
-    assert copy_of.prolific_study_id == "65f0c0ffee"
+    assert copy_of.prolific_study_id == ""  # a Prolific study belongs to one study: the copy gets its own
     assert copy_of.completion_code == "C1DONE"
     assert copy_of.failed_attention_code == "C1ATTN"
     assert copy_of.no_consent_code == "C1NOCONSENT"
@@ -380,3 +379,16 @@ def test_a_vignette_set_that_is_not_a_slug_is_named():
     with pytest.raises(StudyFileError) as caught:
         import_study(data)
     assert any(error.startswith("vignettes[1].set:") for error in caught.value.errors), caught.value.errors
+
+
+@pytest.mark.django_db
+def test_a_study_file_cannot_link_a_prolific_study_and_an_export_leaves_the_link_behind():
+    # Another team's STUDY_ID is in every participant link: a file must not attach it (ownership.py checks Prolific).
+    data = dict(demo_data(), prolific={"study_id": "65f0c0ffee00000000000000"})
+    with pytest.raises(StudyFileError, match="study_id: a Prolific study is linked in the study's admin page"):
+        import_study(data)
+    assert not Study.objects.filter(prolific_study_id="65f0c0ffee00000000000000").exists()
+    study = import_study(demo_data())
+    Study.objects.filter(pk=study.pk).update(prolific_study_id="65f0c0ffee00000000000000")
+    study.refresh_from_db()
+    assert "study_id" not in export_study(study).get("prolific", {})

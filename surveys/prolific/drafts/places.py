@@ -12,6 +12,7 @@ from django.db.models.functions import Greatest
 from ...models import AuditEvent, Cell, Study
 from ...services.audit import record_event
 from .. import client
+from ..ownership import owned_prolific_study
 from .pay import cost_of, with_margin
 from .remote import UNPUBLISHED, remember
 
@@ -39,20 +40,19 @@ def open_places(study: Study) -> tuple[int, int]:
     room = Greatest(F("target") - F("completed") - F("reserved"), 0)
     cells = Cell.objects.filter(study=study).order_by()
     wanted = cells.aggregate(total=Sum(room))["total"] or 0
-    vignettes = cells.filter(completed__lt=F("target") - F("reserved")).values("vignette_id").distinct().count()
+    vignettes = cells.with_room().values("vignette_id").distinct().count()
     return wanted, vignettes
 
 
 def places_needed(*, study: Study, remote: dict | None = None) -> PlacesNeeded:
     """How many places to add on Prolific: judges for the open cells, less the places Prolific has left."""
-    if not study.prolific_study_id:
-        raise ValidationError(f"Study '{study.slug}' has no Prolific study yet: create the draft first.")
+    prolific_id = owned_prolific_study(study)
     if study.status == Study.Status.DRAFT:
         raise ValidationError(f"Study '{study.slug}' is a draft here: it has no cells to fill yet.")
-    remote = remote if remote is not None else client.get_study(study.prolific_study_id)
+    remote = remote if remote is not None else client.get_study(prolific_id)
     if remote.get("status") == UNPUBLISHED:
         raise ValidationError(
-            f"The Prolific study {study.prolific_study_id} is still a draft: change its places with "
+            f"The Prolific study {prolific_id} is still a draft: change its places with "
             "'Create or update Prolific draft'."
         )
     wanted, vignettes = open_places(study)
@@ -89,16 +89,16 @@ def add_places(*, study: Study, by=None) -> PlacesNeeded:
             f"Study '{study.slug}' needs no more places on Prolific: {needed.open_places} open places in the cells, "
             f"{needed.prolific_left} places left on Prolific."
         )
-    remote = client.update_study(
-        study.prolific_study_id, {"total_available_places": needed.prolific_total + needed.to_add}
-    )
+    prolific_id = owned_prolific_study(study)
+    total = needed.prolific_total + needed.to_add
+    remote = client.update_study(prolific_id, {"total_available_places": total})
     remember(study, prolific_status=str(remote.get("status") or study.prolific_status))
     cost = cost_of(needed.reward * needed.to_add, study.prolific_currency)
     record_event(
         action=AuditEvent.Action.PROLIFIC_PLACES_ADDED,
         user=by,
         study=study,
-        prolific_study_id=study.prolific_study_id,
+        prolific_study_id=prolific_id,
         places_before=needed.prolific_total,
         places_added=needed.to_add,
         reward=needed.reward,

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from ...models import AuditEvent, Study
 from ...services.audit import record_event
 from .. import client
+from ..ownership import owned_prolific_study
 from .body import build_draft
 from .pay import hourly_rate_of, money, rate_warnings
 from .remote import UNPUBLISHED, remember, require_draft
@@ -36,11 +37,10 @@ class OnProlific:
 
 def preview_publish(*, study: Study, study_url: str) -> OnProlific:
     """What publishing would put in front of participants, and what stands in the way (one GET)."""
-    if not study.prolific_study_id:
-        raise ValidationError(f"Study '{study.slug}' has no Prolific study yet: create the draft first.")
-    remote = client.get_study(study.prolific_study_id)
+    prolific_id = owned_prolific_study(study)
+    remote = client.get_study(prolific_id)
     held = OnProlific(
-        prolific_id=study.prolific_study_id,
+        prolific_id=prolific_id,
         status=str(remote.get("status") or ""),
         places=int(remote.get("total_available_places") or 0),
         minutes=int(remote.get("estimated_completion_time") or 0),
@@ -74,17 +74,16 @@ def preview_publish(*, study: Study, study_url: str) -> OnProlific:
 
 def publish(*, study: Study, by=None) -> str:
     """Publish the Prolific draft: only for a study that is live here, so the link leads to open pages."""
-    if not study.prolific_study_id:
-        raise ValidationError(f"Study '{study.slug}' has no Prolific study yet: create the draft first.")
+    prolific_id = owned_prolific_study(study)
     if study.status != Study.Status.LIVE:
         raise ValidationError(
             f"Study '{study.slug}' is {study.status} here: go live first, or Prolific's participants would "
             "find the survey closed."
         )
-    require_draft(study.prolific_study_id, client.get_study(study.prolific_study_id))
-    remote = client.publish_study(study.prolific_study_id)
+    require_draft(prolific_id, client.get_study(prolific_id))
+    remote = client.publish_study(prolific_id)
     status = str(remote.get("status") or "PUBLISHING")
     remember(study, prolific_status=status)
-    details = {"prolific_study_id": study.prolific_study_id, "prolific_status": status}
+    details = {"prolific_study_id": prolific_id, "prolific_status": status}
     record_event(action=AuditEvent.Action.PROLIFIC_PUBLISHED, user=by, study=study, **details)
     return status

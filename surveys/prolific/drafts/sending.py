@@ -10,6 +10,7 @@ from django.db import transaction
 from ...models import Study
 from .. import client
 from ..client import ProlificError
+from ..ownership import NotOurProlificStudy, owned_prolific_study, record_created_draft
 from .body import Draft, build_draft
 from .remote import UNPUBLISHED, NotADraft, remember, require_draft
 
@@ -22,7 +23,7 @@ class Sent:
     draft: Draft
 
 
-def send_draft(*, study: Study, study_url: str) -> Sent:
+def send_draft(*, study: Study, study_url: str, by=None) -> Sent:
     """Create the Prolific draft (POST) or update it (PATCH); store its id and status once Prolific agrees.
 
     The study's row is locked for the call, so two clicks cannot create two Prolific studies.
@@ -33,17 +34,18 @@ def send_draft(*, study: Study, study_url: str) -> Sent:
         if draft.problems:
             raise ValidationError(f"Study '{study.slug}' was not sent to Prolific: " + "; ".join(draft.problems) + ".")
         if study.prolific_study_id:
-            require_draft(study.prolific_study_id, client.get_study(study.prolific_study_id))
-            remote = client.update_study(study.prolific_study_id, draft.payload)
-            prolific_id, created = study.prolific_study_id, False
+            prolific_id, created = owned_prolific_study(study), False
+            require_draft(prolific_id, client.get_study(prolific_id))
+            remote = client.update_study(prolific_id, draft.payload)
         else:
             remote = _create(draft.payload)
             prolific_id, created = str(remote.get("id") or ""), True
             if not prolific_id:
                 raise ProlificError(f"Prolific created the study but its answer has no id: {str(remote)[:200]}")
+            record_created_draft(study=study, prolific_id=prolific_id, by=by)
         status = str(remote.get("status") or UNPUBLISHED)
         # The minutes advertised are the ones the review's rules read (one failed check rejectable under 5).
-        remember(study, prolific_study_id=prolific_id, prolific_status=status, estimated_minutes=draft.minutes)
+        remember(study, prolific_status=status, estimated_minutes=draft.minutes)
     return Sent(prolific_id=prolific_id, created=created, status=status, draft=draft)
 
 
@@ -52,7 +54,10 @@ def preview_draft(*, study: Study, study_url: str) -> Draft:
     draft = build_draft(study=study, study_url=study_url)
     if study.prolific_study_id:
         try:
-            require_draft(study.prolific_study_id, client.get_study(study.prolific_study_id))
+            prolific_id = owned_prolific_study(study)
+            require_draft(prolific_id, client.get_study(prolific_id))
+        except NotOurProlificStudy as exc:
+            draft.problems.append(" ".join(exc.messages).rstrip("."))
         except NotADraft as exc:
             draft.problems.append(str(exc).rstrip("."))
     return draft

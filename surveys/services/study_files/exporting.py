@@ -9,7 +9,7 @@ def export_study(study: Study) -> dict:
     """The study as a study file, with every stored answer; importing it gives back the same study."""
     answers = (
         Answer.objects.for_study(study)
-        .select_related("system", "vignette")
+        .select_related("system", "vignette", "low_authenticity_confirmed_by")
         .prefetch_related("features")
         .order_by("vignette__position", "system__position", "sample")
     )
@@ -22,4 +22,8 @@ def export_study(study: Study) -> dict:
         vignettes=[VignetteEntry.from_row(vignette) for vignette in study.vignettes.all()],
         answers=[AnswerEntry.from_answer(answer) for answer in answers],
     )
-    return study_file.model_dump(mode="json", by_alias=True)
+    data = study_file.model_dump(mode="json", by_alias=True)
+    if isinstance(data.get("prolific"), dict):
+        # The Prolific study belongs to this study alone (surveys/prolific/ownership.py): a copy gets its own.
+        data["prolific"].pop("study_id", None)
+    return data

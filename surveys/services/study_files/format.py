@@ -12,6 +12,7 @@ it, export writes it, the checks follow the model field; describe it in docs/stu
 
 import math
 import re
+from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -20,7 +21,16 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator, slug_re
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidationInfo
 
@@ -319,6 +329,9 @@ class AuthenticityEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rating: Literal["high", "mixed", "low", "unknown"]
     signals: Annotated[JsonObject | None, AfterValidator(_signals)] = None
+    # A low-rated answer selected anyway: who confirmed it (their username) and when (docs/authenticity.md).
+    confirmed_by: str | None = Field(None, exclude_if=lambda value: value is None)
+    confirmed_at: datetime | None = Field(None, exclude_if=lambda value: value is None)
 
 
 class AnswerEntry(AnswerShape, AnswerKey):
@@ -332,6 +345,17 @@ class AnswerEntry(AnswerShape, AnswerKey):
         None, exclude_if=lambda value: value is None
     )  # answers written in the answer-writing survey only
 
+    @model_validator(mode="after")
+    def _low_authenticity_selected_only_when_confirmed(self) -> "AnswerEntry":
+        low = self.authenticity is not None and self.authenticity.rating == "low"
+        if self.selected and low and self.authenticity.confirmed_at is None:  # type: ignore[union-attr]
+            raise PydanticCustomError(
+                "low_authenticity",
+                "is selected but rated low authenticity without a confirmation: give authenticity.confirmed_at "
+                "(and confirmed_by) once a researcher has reviewed it, or do not select it",
+            )
+        return self
+
     @classmethod
     def from_answer(cls, answer: Answer) -> "AnswerEntry":
         features = [
@@ -339,7 +363,14 @@ class AnswerEntry(AnswerShape, AnswerKey):
             for f in answer.features.all()
         ]
         authenticity = (
-            AuthenticityEntry.model_construct(rating=answer.authenticity, signals=answer.writing_signals)
+            AuthenticityEntry.model_construct(
+                rating=answer.authenticity,
+                signals=answer.writing_signals,
+                confirmed_by=answer.low_authenticity_confirmed_by.get_username()
+                if answer.low_authenticity_confirmed_by
+                else None,
+                confirmed_at=answer.low_authenticity_confirmed_at,
+            )
             if answer.authenticity
             else None
         )

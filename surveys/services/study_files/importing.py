@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -35,6 +36,14 @@ def import_study(data: Any) -> Study:
     study.translations = study_file.translations
     for block in study_file.settings():
         for name in block.model_fields_set:  # a key the file leaves out leaves its field as it is
+            if name == "prolific_study_id" and getattr(block, name) != study.prolific_study_id:
+                # Linked only after Prolific's API shows whose it is (surveys/prolific/ownership.py), never by a file.
+                raise StudyFileError(
+                    [
+                        "study_id: a Prolific study is linked in the study's admin page (Prolific is asked whose it "
+                        "is) or created by 'Create or update Prolific draft', not set by a study file."
+                    ]
+                )
             setattr(study, name, getattr(block, name))
     study.save()
 
@@ -75,6 +84,13 @@ def _sync(
     return rows
 
 
+def _user(username: str | None):
+    """The confirming researcher, when this installation has them (the confirmation's time is kept either way)."""
+    if not username:
+        return None
+    return get_user_model()._default_manager.filter(**{get_user_model().USERNAME_FIELD: username}).first()
+
+
 def _import_answers(study: Study, answers: list[AnswerEntry]) -> None:
     systems = {s.key: s for s in study.systems.all()}
     vignettes = {v.key: v for v in study.vignettes.all()}
@@ -88,7 +104,12 @@ def _import_answers(study: Study, answers: list[AnswerEntry]) -> None:
             "translations": item.translations,
         }
         if item.authenticity is not None:  # how a survey answer was written survives an export and re-import
-            fields |= {"authenticity": item.authenticity.rating, "writing_signals": item.authenticity.signals}
+            fields |= {
+                "authenticity": item.authenticity.rating,
+                "writing_signals": item.authenticity.signals,
+                "low_authenticity_confirmed_at": item.authenticity.confirmed_at,
+                "low_authenticity_confirmed_by": _user(item.authenticity.confirmed_by),
+            }
         if "raw_text" in item.model_fields_set:  # exports leave it out; an LLM answer's raw reply must survive
             fields["raw_text"] = item.raw_text
         answer, _ = Answer.objects.update_or_create(
