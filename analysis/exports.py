@@ -28,6 +28,8 @@ from .models import AnalysisRun
 from .results import run_fields
 from .results.tables import Bounds, system_rows
 from .rscript import BT2_COLUMNS, CHUNK_ROWS, bradleyterry2_rows, bradleyterry2_script
+from .services.claim_fragility import FRAGILITY_COLUMNS, fragility_columns
+from .services.set_results import set_result_rows
 
 JUDGMENT_COLUMNS = [
     "participant",
@@ -73,6 +75,9 @@ RESULT_COLUMNS = [
     "rank_claim",
     "band_low",
     "band_high",
+    "set",  # "" for the whole study; a set's name for its own fit or a difference (then `compared_with` too)
+    "compared_with",  # a difference row: `set` minus this set
+    *FRAGILITY_COLUMNS,  # a significant result: the judgments, judges, vignettes it hinges on (refit-confirmed)
 ]
 DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
 # The files made of what judges did or said about themselves (the rest are fitted numbers): audited.
@@ -133,7 +138,8 @@ def judgment_rows(*, study: Study):
 
 
 def result_rows(*, run: AnalysisRun):
-    """One row per question and system, in the study's question order; questions without a fit have none.
+    """One row per question and system, in the study's question order; questions without a fit have none. A study
+    with vignette sets adds, per question and system, a row per set and a row per difference between sets.
 
     se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference per
     system, `tested` whether it is the headline test: where it is not, p, Holm p and stars are empty and `why_not`
@@ -179,7 +185,9 @@ def result_rows(*, run: AnalysisRun):
                 "rank_claim": ranked.claim if ranked else "",
                 "band_low": ranked.band_low if ranked else None,
                 "band_high": ranked.band_high if ranked else None,
-            }
+            } | fragility_columns(question.fragility, row.system)
+        if question.by_set is not None:
+            yield from set_result_rows(question, labels=fitted.labels())
 
 
 def results_document(*, run: AnalysisRun) -> dict:
