@@ -22,8 +22,8 @@ from ..results import (
 )
 from ..results.headline import headline_in_words, led_by_headline
 from ..results.tables import SystemRow, alternative_columns, interval_columns, system_rows
-from .rank_claims import RankSection, rank_section
 from ..set_plots import set_marks_in_words
+from .rank_claims import RankSection, rank_section
 from .refits import RefitOutcome, RefitRequest
 from .set_results import SetTable, set_table
 
