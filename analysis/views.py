@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_cache_control
@@ -21,6 +22,7 @@ from .services.judge_quality import quality_summary
 from .services.measured_judges import measured_on_study
 from .services.power_plan import plan_power_page
 from .services.power_runs import answer_sd_prefill
+from .services.study_comparison import compare_studies, compared_tables
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -112,6 +114,21 @@ def plot(request, slug, question, fmt):
     suffix = f"-vs-{request.GET['compare']}" if len(panels) > 1 else ""
     response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-run{run.pk}{suffix}.{fmt}"'
     return response
+
+
+@staff_member_required
+@require_GET
+def study_comparison(request, slug, other):
+    """Two of the user's studies fitted jointly with the study as the set: each shared system's difference."""
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    second = get_object_or_404(studies_for(request.user), slug=other)
+    try:
+        compared = compare_studies(first=study, second=second)
+    except ValidationError as exc:
+        return render(request, "analysis/study_comparison.html", {"study": study, "other": second,
+                                                                  "refused": " ".join(exc.messages)}, status=400)  # fmt: skip
+    return render(request, "analysis/study_comparison.html", {"study": study, "other": second,
+                                                              "compared": compared_tables(compared)})  # fmt: skip
 
 
 @staff_member_required

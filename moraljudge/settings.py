@@ -203,6 +203,22 @@ X_FRAME_OPTIONS = "DENY"
 
 # Celery: a Redis broker when configured, otherwise tasks run in-process (laptop quickstart).
 REDIS_URL = env_str("REDIS_URL")
+# "snapshots": what live studies show (surveys/services/snapshots.py), shared by every process and host through
+# Redis when REDIS_URL is set, else kept in each process's memory (the quickstart). Entries are keyed by the
+# snapshot's id and never go stale. "rendered": page fragments rendered from a snapshot, in each process.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "snapshots": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "mj"}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "snapshots"}
+    ),
+    "rendered": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "rendered",
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    },
+}
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -264,9 +264,25 @@ def at_once(*calls) -> list:
 
 
 @pytest.fixture(autouse=True)
+def fake_providers_allowed(settings):
+    """The fake LLM providers run on 127.0.0.1: the suite lists it, as a deployment lists its self-hosted servers
+    (llm_collect/keys.py; nothing loopback, private or link-local is reached unless listed)."""
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
+@pytest.fixture(autouse=True)
 def entry_rate_limit_off(settings):
     """The suite enters many participants from 127.0.0.1: the entry rate limit is off unless a test sets it."""
     settings.ENTRY_RATE_LIMIT = "off"
+
+
+@pytest.fixture(autouse=True)
+def no_cached_snapshots_from_other_tests():
+    """A slug's language is cached for minutes (services/live_content.py): each test's studies start afresh."""
+    from django.core.cache import caches
+
+    caches["snapshots"].clear()
+    caches["rendered"].clear()
 
 
 @pytest.fixture(autouse=True)

@@ -30,7 +30,9 @@ def import_study_with_sets(**kwargs):
     return import_study(study_file_with_sets(**kwargs))
 
 
-def make_study_with_sets(*, slug: str = "sets", per_set: int = 4, participants: int = 120, seed: int = 3, **kwargs):
+def make_study_with_sets(
+    *, slug: str = "sets", per_set: int = 4, participants: int = 120, seed: int = 3, pid_prefix: str = "P", **kwargs
+):
     """A live study (alpha the reference, beta, gamma) with `per_set` published and `per_set` novel vignettes,
     judged from `set_abilities` (default: gamma much worse on the novel set, beta the same in both)."""
     from surveys.models import Vignette
@@ -47,5 +49,8 @@ def make_study_with_sets(*, slug: str = "sets", per_set: int = 4, participants: 
         vignette.set = "published" if vignette.position <= per_set else "novel"
         vignette.save(update_fields=["set"])
     study = go_live(study=study)
-    fabricate_judgments(study, abilities["published"], participants=participants, seed=seed, set_abilities=abilities)
+    fabricate_judgments(
+        study, abilities["published"], participants=participants, seed=seed, set_abilities=abilities,
+        pid_prefix=pid_prefix,
+    )  # fmt: skip
     return study
