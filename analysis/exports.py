@@ -28,6 +28,8 @@ from .models import AnalysisRun
 from .results import run_fields
 from .results.tables import Bounds, system_rows
 from .rscript import BT2_COLUMNS, CHUNK_ROWS, bradleyterry2_rows, bradleyterry2_script
+from .services.claim_fragility import FRAGILITY_COLUMNS, fragility_columns
+from .services.set_results import set_result_rows
 
 JUDGMENT_COLUMNS = [
     "participant",
@@ -67,6 +69,9 @@ RESULT_COLUMNS = [
     "style_se",
     "wins",
     "losses",
+    "set",  # "" for the whole study; a set's name for its own fit or a difference (then `compared_with` too)
+    "compared_with",  # a difference row: `set` minus this set
+    *FRAGILITY_COLUMNS,  # a significant result: the judgments, judges, vignettes it hinges on (refit-confirmed)
 ]
 DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
 # The files made of what judges did or said about themselves (the rest are fitted numbers): audited.
@@ -127,7 +132,8 @@ def judgment_rows(*, study: Study):
 
 
 def result_rows(*, run: AnalysisRun):
-    """One row per question and system, in the study's question order; questions without a fit have none.
+    """One row per question and system, in the study's question order; questions without a fit have none. A study
+    with vignette sets adds, per question and system, a row per set and a row per difference between sets.
 
     se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference per
     system, `tested` whether it is the headline test: where it is not, p, Holm p and stars are empty and `why_not`
@@ -163,7 +169,9 @@ def result_rows(*, run: AnalysisRun):
                 "style_se": styled.se,
                 "wins": row.wins,
                 "losses": row.losses,
-            }
+            } | fragility_columns(question.fragility, row.system)
+        if question.by_set is not None:
+            yield from set_result_rows(question, labels=fitted.labels())
 
 
 def results_document(*, run: AnalysisRun) -> dict:

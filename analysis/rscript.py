@@ -21,18 +21,20 @@ from .bradley_terry.headline_test import MIN_JUDGES, MIN_VIGNETTES
 from .models import AnalysisRun
 from .results.headline import MAX_SE
 from .services.fitting import DEFAULT_PARAMETERS
+from .services.reading import NO_SET
 
 # Rows fetched per round trip when an export reads judgments (a server-side cursor on PostgreSQL).
 CHUNK_ROWS = 2000
 
-BT2_COLUMNS = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
+BT2_COLUMNS = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette", "set"]
 
 
 @reads_from_replica
 def bradleyterry2_rows(*, study: Study):
     """One row per valid judgment (the judgments the refit reads, per question in the study's
     order, then in judgment order): system1 before system2 in the study's system order,
-    win1/win2 = 1/0 or 0/1, which of the two was shown first, participant and vignette."""
+    win1/win2 = 1/0 or 0/1, which of the two was shown first, participant, vignette and the vignette's set
+    (empty when the study's vignettes are one set)."""
     order = {key: n for n, key in enumerate(study.systems.order_by("position", "id").values_list("key", flat=True))}
     questions = list(study.questions.order_by("position", "id").values_list("pk", "key"))
     judgments = (
@@ -46,13 +48,16 @@ def bradleyterry2_rows(*, study: Study):
             "winner_position",
             "assignment__participant_id",
             "assignment__vignette__key",
+            "assignment__vignette__set",
         )
     )
     numbers: dict[int, int] = {}  # participant id -> 1, 2, ... in order of first appearance
+    sets = {name: name or NO_SET for name in study.vignettes.values_list("set", flat=True)}
+    sets = sets if len(sets) > 1 else {}  # one set: the column stays empty
     for pk, key in questions:
         # One query per question rather than grouping in memory: rows stream as they are read.
         of_question = judgments.filter(question_id=pk).iterator(chunk_size=CHUNK_ROWS)
-        for _, winner, loser, position, participant, vignette in of_question:
+        for _, winner, loser, position, participant, vignette, vignette_set in of_question:
             first = winner if position == Judgment.Position.FIRST else loser  # as the refit reads it
             one, two = sorted((winner, loser), key=order.__getitem__)
             yield {
@@ -64,6 +69,7 @@ def bradleyterry2_rows(*, study: Study):
                 "win2": int(winner == two),
                 "participant": numbers.setdefault(participant, len(numbers) + 1),
                 "vignette": vignette,
+                "set": sets.get(vignette_set, vignette_set) if sets else "",
             }
 
 
@@ -95,7 +101,15 @@ def bradleyterry2_script(*, study: Study, run: AnalysisRun | None = None) -> str
         min_vignettes=MIN_VIGNETTES,
         min_judges=MIN_JUDGES,
         max_se=MAX_SE,
+    ) + _SETS_SCRIPT.format(
+        slug=json.dumps(study.slug)[1:-1], sets=", ".join(json.dumps(name) for name in set_names(study))
     )
+
+
+def set_names(study: Study) -> list[str]:
+    """The study's vignette sets in its vignette order (the first is the baseline of the differences)."""
+    names = [name or NO_SET for name in study.vignettes.order_by("position", "id").values_list("set", flat=True)]
+    return list(dict.fromkeys(names))
 
 
 # Written for R >= 3.5 with BradleyTerry2 (brglm for br = TRUE), sandwich and clubSandwich.
@@ -210,4 +224,72 @@ for (q in unique(d$question)) {{
   rows[[q]] <- out
 }}
 write.csv(do.call(rbind, rows), "{slug}-bradleyterry2-results.csv", row.names = FALSE)
+"""
+
+# The results by vignette set (analysis/bradley_terry/sets.py): appended to every script, it does nothing when the
+# study's vignettes are one set.
+_SETS_SCRIPT = """
+# ---- By vignette set: the interaction of system and set in BTm, and the headline test of each difference.
+# Each non-reference system k gets one column per later set t, in_<t>_<k> (1 for k on a vignette of set t), so
+# BTm(~ system + in_...) estimates k's ability in the first set (system) and its difference in set t (in_t_k):
+# R's BTm(..., formula = ~ system[ID] + system[ID]:set) with the reference at 0 in every set. The test is the
+# headline test (CR2 over vignettes with clubSandwich, the judge x vignette design effect, Satterthwaite df) over
+# every set's abilities at once; Holm across the systems. Output: {slug}-bradleyterry2-sets.csv
+sets <- c({sets})
+set_rows <- list()
+if (length(sets) > 1) for (q in unique(d$question)) {{
+  dq <- subset(d, question == q)
+  present <- sets[sets %in% dq$set]
+  if (length(present) < 2) next
+  others <- setdiff(systems, reference)
+  player <- function(s) {{
+    p <- data.frame(system = factor(s, levels = systems), first = as.numeric(dq$shown_first == s))
+    for (k in others) for (t in present[-1]) p[[paste0("in_", t, "_", k)]] <- as.numeric(s == k & dq$set == t)
+    for (t in present[-1]) p[[paste0("first_in_", t)]] <- p$first * (dq$set == t)
+    p
+  }}
+  dq$player1 <- player(dq$system1); dq$player2 <- player(dq$system2)
+  interaction <- as.vector(outer(present[-1], others, function(t, k) paste0("in_", t, "_", k)))
+  orders <- if (order_effect) c("first", paste0("first_in_", present[-1])) else character(0)
+  formula <- as.formula(paste("~ system +", paste(c(interaction, orders), collapse = " + ")))
+  fit <- BTm(cbind(win1, win2), player1, player2, formula = formula, id = "system", refcat = reference,
+             data = dq, control = exact)
+  b <- coef(fit)
+  # The same model with one column per set and system (the per-set abilities), for the sandwich.
+  X <- NULL
+  for (t in present) for (k in others) X <- cbind(X, ((dq$system1 == k) - (dq$system2 == k)) * (dq$set == t))
+  colnames(X) <- as.vector(outer(others, present, function(k, t) paste(t, k)))
+  if (order_effect) for (t in present) X <- cbind(X, ifelse(dq$shown_first == dq$system1, 1, -1) * (dq$set == t))
+  joint <- glm(dq$win1 ~ 0 + X, family = binomial, control = exact)
+  V2 <- clubSandwich::vcovCR(joint, cluster = dq$vignette, type = "CR2")
+  cell <- paste(dq$participant, dq$vignette)
+  deff <- pmax(1, diag(sandwich::vcovCL(joint, cluster = dq$participant, type = "HC0")) /
+                  diag(sandwich::vcovCL(joint, cluster = cell, type = "HC0")))
+  for (t in present[-1]) {{
+    vignettes_in <- sapply(c(present[1], t), function(u) length(unique(dq$vignette[dq$set == u])))
+    judges_in <- length(unique(dq$participant[dq$set %in% c(present[1], t)]))
+    out <- NULL
+    for (k in others) {{
+      estimate <- unname(b[paste0("in_", t, "_", k)])
+      w <- numeric(ncol(X)); w[colnames(X) == paste(t, k)] <- 1; w[colnames(X) == paste(present[1], k)] <- -1
+      lc <- clubSandwich::linear_contrast(joint, vcov = V2, contrasts = matrix(w * sqrt(deff), nrow = 1),
+                                          test = "Satterthwaite")
+      se <- lc$SE; df <- lc$df
+      if (min(vignettes_in) < min_vignettes || judges_in < 2 || !is.finite(se) || se <= 0 || df < 1) {{
+        se <- NA; df <- NA
+      }}
+      p <- 2 * pt(-abs(estimate / se), df)
+      out <- rbind(out, data.frame(question = q, system = k, set = t, compared_with = present[1], estimate = estimate,
+                                   se = se, df = df, p = p, ci_low = estimate - qt(0.975, df) * se,
+                                   ci_high = estimate + qt(0.975, df) * se, stringsAsFactors = FALSE))
+    }}
+    out$p_holm <- NA_real_
+    tested <- !is.na(out$p)
+    out$p_holm[tested] <- p.adjust(out$p[tested], "holm")
+    cat("\\nQuestion:", q, "- each system's difference", t, "minus", present[1], "\\n")
+    print(out[, -1], digits = 6)
+    set_rows[[paste(q, t)]] <- out
+  }}
+}}
+if (length(set_rows)) write.csv(do.call(rbind, set_rows), "{slug}-bradleyterry2-sets.csv", row.names = FALSE)
 """

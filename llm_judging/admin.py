@@ -39,8 +39,9 @@ class StartJudgingForm(forms.Form):
 
 
 class JudgeModelForm(forms.ModelForm):
-    """Refuses a key variable the deployment does not allow (LLM_KEY_VARIABLES), or a base_url a key may not be
-    sent to (LLM_ALLOWED_HOSTS): llm_collect/keys.py, checked again at every call."""
+    """Refuses a key variable the deployment does not allow (LLM_KEY_VARIABLES), or a base_url no call may go to,
+    with a key or without (LLM_ALLOWED_HOSTS, and the addresses it resolves to): llm_collect/keys.py, checked again
+    at every call."""
 
     class Meta:
         model = JudgeModel
@@ -50,7 +51,7 @@ class JudgeModelForm(forms.ModelForm):
         data = super().clean()
         if data is not None and not self.errors:
             try:
-                client.check_key_allowed(calls.target_for(JudgeModel(**data)))
+                client.check_key_allowed(calls.target_for(JudgeModel(**data)), resolve=True)
             except client.KeyRefused as exc:
                 field = "api_key_env" if "LLM_KEY_VARIABLES" in str(exc) else "base_url"
                 self.add_error(field, str(exc))

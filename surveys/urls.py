@@ -3,6 +3,7 @@ from django.urls import path
 from . import api, views
 from .views import answering, judging
 from .views.language import in_study_language
+from .views.team_join import TeamJoinView
 
 app_name = "surveys"
 
@@ -26,6 +27,8 @@ urlpatterns = [
     path("r/<slug:slug>/consent/", in_study_language(answering.consent), name="answering-consent"),
     path("r/<slug:slug>/write/<int:position>/", in_study_language(answering.write), name="answering-write"),
     path("r/<slug:slug>/done/", in_study_language(answering.done), name="answering-done"),
+    # A colleague invited onto a study's team chooses their first password (no session yet).
+    path("team/join/<uidb64>/<token>/", TeamJoinView.as_view(), name="team-join"),
     # Prolific's webhook (signed, no session).
     path("prolific/webhook/", api.ProlificWebhook.as_view(), name="prolific_webhook"),
 ]

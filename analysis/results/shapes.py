@@ -221,6 +221,75 @@ class VignetteFit:
 
 
 @dataclass(frozen=True)
+class SetResult:
+    """One vignette set's abilities with the headline test of that set's judgments, in the systems' order."""
+
+    set: str
+    n_judgments: int
+    n_judges: int
+    n_vignettes: int
+    estimates: list[float | None]
+    se: list[float | None]
+    p: list[float | None]
+    ci_low: list[float | None]
+    ci_high: list[float | None]
+    df: list[float | None]
+    why_not: str = ""  # why this set has no test ("" when it has one)
+
+
+@dataclass(frozen=True)
+class SetDifference:
+    """A system's ability in set `sets[1]` minus its ability in `sets[0]`, with the headline test of that contrast;
+    p_holm is Holm's across the systems of the same two sets. The numbers are None where there is no test."""
+
+    system: str
+    sets: list[str]
+    estimate: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p: float | None
+    p_holm: float | None
+    df: float | None
+
+
+@dataclass(frozen=True)
+class BySet:
+    """A question's results per vignette set and each system's difference between the first set and each later one
+    (analysis/bradley_terry/sets.py); `interval` names the test."""
+
+    interval: str
+    level: float
+    sets: list[SetResult]
+    differences: list[SetDifference]
+
+
+@dataclass(frozen=True)
+class UnitFragility:
+    """The fewest units (judgments, judges or vignettes) whose removal, confirmed by refitting with the headline
+    test, makes a result not significant or flips its sign; `count` None when none of the sets tried did."""
+
+    unit: str  # "judgment", "judge" or "vignette"
+    count: int | None
+    of: int
+    judgments: int | None  # the judgments those units hold
+    of_judgments: int
+    approximate: int | None  # what the influence approximation alone said
+    refits: int
+    words: str  # "holds unless 14 of 2,016 judgments (0.7%) are dropped"
+
+
+@dataclass(frozen=True)
+class ClaimFragility:
+    """How fragile one significant result (a system against the reference, by the headline test) is."""
+
+    system: str
+    estimate: float
+    p: float
+    units: list[UnitFragility]
+
+
+@dataclass(frozen=True)
 class QuestionResult:
     """Everything fitted for one question; with no valid judgments only `problems` says why."""
 
@@ -241,6 +310,8 @@ class QuestionResult:
     split_half_reliability: float | None = None
     by_vignette: list[VignetteFit] = field(default_factory=list)
     headline: Headline | None = None  # None: stored before schema 3 (the table then leads with the Wald interval)
+    by_set: BySet | None = None  # None: the study's vignettes are one set (or the run was stored before sets)
+    fragility: list[ClaimFragility] = field(default_factory=list)  # per significant system; [] when none is
 
 
 @dataclass(frozen=True)

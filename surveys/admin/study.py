@@ -31,12 +31,20 @@ from .study_answers import StudyAnswersPages
 from .study_form import ELIGIBILITY_FIELDS, StudyForm
 from .study_links import StudyLinks
 from .study_parts import QuestionInline, SystemInline, VignetteInline, method_questions
+from .team_page import StudyTeamPage
 from .teams import MembershipInline, TeamScoped
 
 
 @admin.register(Study)
 class StudyAdmin(
-    TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, StudyBonusPages, admin.ModelAdmin
+    TeamScoped,
+    StudyLinks,
+    StudyTeamPage,
+    AnswerImportPage,
+    StudyActions,
+    StudyAnswersPages,
+    StudyBonusPages,
+    admin.ModelAdmin,
 ):
     study_path = ""  # the rows are the studies
     form = StudyForm
@@ -146,7 +154,8 @@ class StudyAdmin(
             except StudyFrozen as exc:  # refused whole, with the reason: nothing of this POST is saved
                 self.message_user(request, " ".join(exc.messages), messages.ERROR)
                 return redirect(request.path)
-        if study is not None and is_frozen(study) and request.method == "GET":  # say why the fields are read-only
+        if study is not None and is_frozen(study) and request.method == "GET" and can_act(request.user, study):
+            # say why the fields are read-only (to a viewer every field is, frozen or not: nothing to explain)
             self.message_user(request, frozen_reason(study), messages.WARNING)
         return super().change_view(request, object_id, form_url, extra_context)
 

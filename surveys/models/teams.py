@@ -44,6 +44,7 @@ class AuditEvent(models.Model):
     class Action(models.TextChoices):
         WENT_LIVE = "went_live", "Went live"
         CLOSED = "closed", "Closed"
+        SNAPSHOT_REPLACED = "snapshot_replaced", "Snapshot replaced (a data fix on a live study)"
         PROLIFIC_PUBLISHED = "prolific_published", "Published on Prolific"
         PROLIFIC_DRAFT_CREATED = "prolific_draft_created", "Prolific draft created"
         PROLIFIC_LINKED = "prolific_linked", "Prolific study linked or unlinked"

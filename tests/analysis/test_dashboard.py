@@ -239,7 +239,7 @@ def test_in_a_real_browser_a_researcher_signs_in_and_sees_the_plots_load(live_se
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=args)
         try:
             page = browser.new_page()
-            page.set_default_timeout(15_000)
+            page.set_default_timeout(60_000)  # the first dashboard draws every plot; slow on a loaded machine
             page.goto(f"{live_server.url}/dashboard/judged/")
             assert "/admin/login/" in page.url
             page.fill("#id_username", "researcher")

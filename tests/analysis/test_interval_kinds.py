@@ -52,6 +52,8 @@ def test_the_dashboard_says_which_interval_answers_which_question(staff_client, 
     )
     assert '<th scope="col">Wald CI (conditional on these answers)</th>' in page
     assert '<th scope="col">Judge-robust CI</th>' in page  # beside the headline
+    # Which quantity the interval is for, in words (docs/statistics.md, "The estimand").
+    assert "are for each system's <strong>population-averaged ability</strong>" in page
     assert "Bootstrap CI: Judges: would another sample of judges" in page
     assert "Judge × answer robust CI: Judges and answers: would other judges" in page
 
