@@ -51,7 +51,7 @@ def test_each_plot_loads_under_its_questions_label_with_alt_text_naming_every_ma
     alt = plots.nth(4).get_attribute("alt")
     assert alt.startswith("Forest plot of Additional information for Study judged. ")
     for mark in (
-        "Blue dot and bar: estimate and 95% Judge × answer robust CI (t, ",  # the headline: the main bar
+        "Blue dot and bar: estimate and 95% Judge × vignette CR2 CI, t ",  # the headline: the main bar
         "thin brown bar: 95% Wald CI (conditional on these answers)",
         "thin grey bar: 95% Bootstrap CI (judges resampled)",
         "thin green dotted bar: 95% Judge × answer bootstrap CI",
