@@ -69,6 +69,12 @@ RESULT_COLUMNS = [
     "style_se",
     "wins",
     "losses",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "rank_claim",
+    "band_low",
+    "band_high",
     "set",  # "" for the whole study; a set's name for its own fit or a difference (then `compared_with` too)
     "compared_with",  # a difference row: `set` minus this set
     *FRAGILITY_COLUMNS,  # a significant result: the judgments, judges, vignettes it hinges on (refit-confirmed)
@@ -137,11 +143,15 @@ def result_rows(*, run: AnalysisRun):
 
     se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference per
     system, `tested` whether it is the headline test: where it is not, p, Holm p and stars are empty and `why_not`
-    says why); a run stored before the headline gives the Wald ones (interval "wald")."""
+    says why); a run stored before the headline gives the Wald ones (interval "wald"). rank_low-rank_high is the
+    rank set (1 = best; rank_claim says "best with 95% confidence" only for the set {1}) and band_low-band_high
+    the simultaneous 95% band (docs/statistics.md, "Ranks"); empty where the run has no rank claim."""
     fitted = run.read_results()
     for question in fitted.questions:
         headline = question.headline
+        ranks = {item.item: item for item in question.ranks.items} if question.ranks else {}
         for row in system_rows(question, labels=fitted.labels()):
+            ranked = ranks.get(row.system)
             boot, styled = row.bounds("bootstrap"), row.alternative("style_controlled")
             wald = row.bounds("wald") if headline else Bounds("wald", row.ci_low, row.ci_high)
             yield {
@@ -169,6 +179,12 @@ def result_rows(*, run: AnalysisRun):
                 "style_se": styled.se,
                 "wins": row.wins,
                 "losses": row.losses,
+                "rank": ranked.rank if ranked else None,
+                "rank_low": ranked.rank_low if ranked else None,
+                "rank_high": ranked.rank_high if ranked else None,
+                "rank_claim": ranked.claim if ranked else "",
+                "band_low": ranked.band_low if ranked else None,
+                "band_high": ranked.band_high if ranked else None,
             } | fragility_columns(question.fragility, row.system)
         if question.by_set is not None:
             yield from set_result_rows(question, labels=fitted.labels())

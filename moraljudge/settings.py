@@ -122,16 +122,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one account, or from one
-# address, further attempts are refused for LOGIN_COOLOFF_MINUTES. Attempts live in the database, so every
-# web process on every host sees them.
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one account from one address,
+# that account is refused from that address for LOGIN_COOLOFF_MINUTES (axes' combination lockout): nobody
+# elsewhere can lock the rightful user out of their own address. A burst from one address over any accounts is
+# stopped after LOGIN_ADDRESS_FAILURE_LIMIT (moraljudge/login_throttle.py). Attempts live in the database, so
+# every web process on every host sees them. Behind nginx set CLIENT_IP_HEADER (below), or every sign-in comes
+# from nginx's address.
 AUTHENTICATION_BACKENDS = [
     "moraljudge.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one reaching the limit locks
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # the account from that address, together
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 # Behind a proxy every request comes from the proxy's address: name the header it sets to the client's

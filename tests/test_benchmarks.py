@@ -183,3 +183,21 @@ def test_the_rank_coverage_benchmark_prints_the_band_beside_the_single_intervals
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:4] == ["0.4", "4", "0.0", "2"]
     assert all(re.fullmatch(r"[01]\.\d{3}", cell) for cell in cells[4:7])
+
+
+def test_the_set_differences_benchmark_prints_coverage_and_confirmed_fragility_at_a_tiny_size():
+    """benchmarks/set_differences.py with two studies of one cell and one fragility study (seconds)."""
+    tiny = ["--replications", "2", "--answer-sd", "0", "--vignettes", "6", "--fragility-studies", "1"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "set_differences.py"), *tiny], capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("| 0.0 | 6 |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert re.fullmatch(r"[01]\.\d{3} \(\d+\)", cells[2])  # coverage over the tested differences
+    fragility = next(line for line in lines if line.startswith("| 0.0 | 12 |"))
+    cells = [cell.strip() for cell in fragility.strip("|").split("|")]
+    assert int(cells[2]) >= 1  # the planted 0.4 and 0.3 come out significant in this study of 12 vignettes
+    assert cells[4] == "1.000"  # every reported set confirmed by an independent refit

@@ -129,6 +129,36 @@ class Headline:
 
 
 @dataclass(frozen=True)
+class SystemRank:
+    """One system's rank claim: its rank set (1 = best) and its interval in the simultaneous band."""
+
+    item: str
+    rank: int | None  # the estimates' order (ties share the better rank); None without an estimate
+    rank_low: int | None  # the rank set [rank_low, rank_high], jointly 95% for all systems; None: no claim
+    rank_high: int | None
+    band_low: float | None  # the simultaneous band (the reference: [0, 0]); None: no claim
+    band_high: float | None
+    claim: str  # "best with 95% confidence" only for the set {1}; else "rank 1–3", or why there is none
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """What a question supports about ranks (analysis/bradley_terry/ranks.py): the band and the rank sets.
+
+    `best` is the key of the system best with 95% confidence ("" when no rank set is the single rank 1);
+    `why_not` says why there is no band and no rank claim at all ("" when there are)."""
+
+    level: float
+    method: str
+    band_critical: float | None
+    band_df: float | None
+    ranks_df: float | None
+    best: str
+    items: list[SystemRank]
+    why_not: str = ""
+
+
+@dataclass(frozen=True)
 class SystemAtFit:
     """A system as it was when the run was fitted (labels may change later)."""
 
@@ -310,6 +340,7 @@ class QuestionResult:
     split_half_reliability: float | None = None
     by_vignette: list[VignetteFit] = field(default_factory=list)
     headline: Headline | None = None  # None: stored before schema 3 (the table then leads with the Wald interval)
+    ranks: Ranks | None = None  # None: a run stored before rank claims, or a question with no fit
     by_set: BySet | None = None  # None: the study's vignettes are one set (or the run was stored before sets)
     fragility: list[ClaimFragility] = field(default_factory=list)  # per significant system; [] when none is
 

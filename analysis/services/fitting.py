@@ -21,6 +21,7 @@ from .headline import headline_of, tested_p
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
 from .participant_draws import ParticipantReplicates, SplitDraws, resample_participants
+from .rank_claims import ranks_of
 from .reading import QuestionData
 from .records import effect_of, fit_of, json_safe, stars
 from .set_results import fit_by_set
@@ -93,6 +94,7 @@ def fit_question(
         split_half_reliability=json_safe(_split_half(judged, rng=rng, draws=split_draws or SplitDraws())),
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
         headline=headline,
+        ranks=ranks_of(judged, plain=plain),
         by_set=fit_by_set(judged, vignette_sets=vignette_sets) if vignette_sets else None,
         fragility=fragility_of_claims(judged) if parameters.get("fragility", True) else [],
     )

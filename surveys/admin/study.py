@@ -182,11 +182,8 @@ class StudyAdmin(
             return super().save_formset(request, form, formset, change)
         # The team changes through the service: each change audited, the last owner kept.
         study = form.instance
-        for member in formset.save(commit=False):
-            moved_from = StudyMembership.objects.filter(pk=member.pk).exclude(user=member.user).first()
+        for member in formset.save(commit=False):  # role changes (members join through the invitation page)
             set_member(study=study, user=member.user, role=member.role, by=request.user)
-            if moved_from:
-                remove_member(study=study, user=moved_from.user, by=request.user)
         for gone in formset.deleted_objects:
             remove_member(study=study, user=gone.user, by=request.user)
         return None

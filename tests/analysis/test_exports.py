@@ -26,6 +26,7 @@ JUDGMENT_HEADER = [
 RESULT_HEADER = [
     "question", "system", "label", "estimate", "se", "z", "p", "p_holm", "stars", "ci_low", "ci_high",
     "interval", "df", "tested", "why_not", "not_estimable", "wald_ci_low", "wald_ci_high", "boot_ci_low", "boot_ci_high", "style_estimate", "style_se", "wins", "losses",
+    "rank", "rank_low", "rank_high", "rank_claim", "band_low", "band_high",
     "set", "compared_with", "fragility_judgments", "fragility_judges", "fragility_vignettes", "fragility",
 ]  # fmt: skip
 BT2_HEADER = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette", "set"]

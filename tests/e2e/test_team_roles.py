@@ -5,6 +5,8 @@ makes them a researcher, then removes them, and cannot remove themselves (issue 
 Nobody here holds a hand-ticked model permission: the roles' shipped groups give them.
 """
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
@@ -92,11 +94,10 @@ def test_an_invited_viewer_sets_a_password_and_reads_everything_without_an_error
     colleague.close()
 
 
-def _role_select_of(page, username: str):
-    row = page.locator(
-        "#memberships-group tr.form-row", has=page.locator(f"td.field-user option[selected]:text-is('{username}')")
-    )
-    return row.locator("td.field-role select")
+def _team_row(page, username: str):
+    """The study page's "Team" row of `username` (the user shown as text: nobody is picked from a list)."""
+    name = page.locator("td.field-user p", has_text=re.compile(rf"^{re.escape(username)}$"))
+    return page.locator("#memberships-group tr.form-row").filter(has=name)
 
 
 @pytest.mark.e2e
@@ -111,7 +112,7 @@ def test_the_owner_changes_and_removes_roles_and_cannot_remove_themselves(live_s
 
     owner = chromium_browser.new_context().new_page()
     sign_in(owner, live_server, "lead", PASSWORD, study_page(live_study))
-    _role_select_of(owner, "rae").select_option("researcher")
+    _team_row(owner, "rae").locator("td.field-role select").select_option("researcher")
     owner.click("input[name=_continue]")
     expect(owner.locator(".messagelist")).to_contain_text("changed successfully")
     assert StudyMembership.objects.get(user=rae).role == Role.RESEARCHER
@@ -123,9 +124,7 @@ def test_the_owner_changes_and_removes_roles_and_cannot_remove_themselves(live_s
     page.goto(f"{live_server.url}/admin/surveys/study/")
     expect(page.locator("select[name=action]")).to_have_count(1)
 
-    row = owner.locator(
-        "#memberships-group tr.form-row", has=owner.locator("td.field-user option[selected]:text-is('rae')")
-    )
+    row = _team_row(owner, "rae")
     row.locator("td.delete input[type=checkbox]").check()
     owner.click("input[name=_continue]")
     expect(owner.locator(".messagelist")).to_contain_text("changed successfully")
@@ -134,9 +133,7 @@ def test_the_owner_changes_and_removes_roles_and_cannot_remove_themselves(live_s
     page.goto(f"{live_server.url}{study_page(live_study)}")
     expect(page.locator("body")).not_to_contain_text("Study pilot")  # the study is no longer theirs (403)
 
-    row = owner.locator(
-        "#memberships-group tr.form-row", has=owner.locator("td.field-user option[selected]:text-is('lead')")
-    )
+    row = _team_row(owner, "lead")
     row.locator("td.delete input[type=checkbox]").check()
     owner.click("input[name=_continue]")
     expect(owner.locator("#memberships-group")).to_contain_text("needs at least one owner")
