@@ -84,7 +84,8 @@ def refit(request, slug):
 @staff_member_required
 @require_GET
 def plot(request, slug, question, fmt):
-    """A question's forest plot; with ?compare=SLUG, beside the other study's latest on one x axis."""
+    """A question's forest plot; with ?compare=SLUG, beside the other study's latest on one x axis;
+    with ?width=narrow, laid out for a phone's width (labels and legend wrapped, panels one above the other)."""
     study = get_object_or_404(studies_for(request.user), slug=slug)
     run = chosen_run(request, study)
     fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
@@ -92,6 +93,7 @@ def plot(request, slug, question, fmt):
     if run is None or fitted is None or result is None:
         raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
     label = label_of(question, question_labels(study))
+    narrow = request.GET.get("width") == "narrow"  # the dashboard's <picture> asks for it on a phone
     if request.GET.get("compare"):
         other = get_object_or_404(studies_for(request.user), slug=request.GET["compare"])
         other_run = AnalysisRun.objects.latest_for(other)
@@ -103,10 +105,10 @@ def plot(request, slug, question, fmt):
             plots.Panel(fitted.systems, result, study.name),
             plots.Panel(beside.systems, beside_result, other.name),
         ]
-        figure = plots.comparison_plot(panels=panels, title=label)
+        figure = plots.comparison_plot(panels=panels, title=label, narrow=narrow)
     else:
         panels = [plots.Panel(fitted.systems, result, label)]
-        figure = plots.forest_plot(systems=fitted.systems, result=result, title=label)
+        figure = plots.forest_plot(systems=fitted.systems, result=result, title=label, narrow=narrow)
     response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
     if request.GET.get("run") and len(panels) == 1:
         patch_cache_control(response, private=True, max_age=24 * 3600)  # a stored run never changes

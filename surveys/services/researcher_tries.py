@@ -23,6 +23,7 @@ class StudyLinks:
     judging: str  # the participant link, with Prolific's placeholders
     answering: str  # the answer-writing link (/r/), with the same placeholders
     try_url: str  # a logged-in researcher's own try (a test participant)
+    preview: str  # a preview of the study as it is now, in each of its languages (views/preview.py)
     can_try: bool  # a try needs the comparison plan, made when the study goes live
     tries: int  # test participants so far
 
@@ -35,6 +36,7 @@ def study_links(*, study: Study, absolute: Callable[[str], str]) -> StudyLinks:
         judging=f"{judging}?{PROLIFIC_PLACEHOLDERS}",
         answering=f"{answering}?{PROLIFIC_PLACEHOLDERS}",
         try_url=f"{judging}?restart=1",
+        preview=reverse("surveys:preview", args=[study.slug]),
         can_try=study.cells.exists(),
         tries=Participant.objects.filter(study=study, is_preview=True).count(),
     )
