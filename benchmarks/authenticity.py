@@ -282,6 +282,7 @@ def main() -> None:
     parser.add_argument("--cheats", type=int, default=4, help="writers of each cheating kind")
     parser.add_argument("--repetitions", type=int, default=10, help="judgments per cell in the judge part")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", help="only these kinds of writer, comma-separated (e.g. constant,retyper)")
     parser.add_argument("--rows", help="also write one JSON row per answer here (kind, rating, time signals)")
     parser.add_argument("--ability-scale", type=float, default=1.0, help="multiplies the systems' abilities")
     parser.add_argument("--skip-writers", action="store_true", help="only the judge part (no browser)")
@@ -299,6 +300,7 @@ def main() -> None:
             server = start_gunicorn(env, workers=1, port=port, log=log)
             try:
                 kinds = writer_kinds(args.honest, args.cheats, random.Random(args.seed))
+                kinds = [kind for kind in kinds if not args.only or kind in args.only.split(",")]
                 pids = write_answers(f"http://127.0.0.1:{port}", study, sources, kinds, args.seed)
             finally:
                 server.terminate()

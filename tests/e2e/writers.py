@@ -81,7 +81,9 @@ CLOCK = """(() => {
   performance.now = () => origin + elapsed;
   window.__writerClock = {
     advance(ms) { elapsed += ms; },
-    plan(intervals) { planned.push(...intervals); },
+    // A new plan replaces what is left of the last: a character typed without a keydown (one the keyboard
+    // layout lacks, which Playwright inserts) must not carry an interval over into the next field.
+    plan(intervals) { planned.splice(0, planned.length, ...intervals); },
   };
   addEventListener("keydown", (event) => {
     const typing = event.key.length === 1 || event.key === "Backspace";
