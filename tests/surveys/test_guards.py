@@ -10,13 +10,15 @@ from django.urls import reverse
 from surveys.models import Participant, ProlificEvent, StudyMembership
 from surveys.prolific import InvalidWebhook, receive_webhook, sign_webhook
 from tests.conftest import make_study
+from tests.surveys import test_prolific_webhook as plain
 from tests.surveys.test_prolific_webhook import (
     SECRET,
-    api,  # noqa: F401  (the plain webhook tests. fixture)
     signed_post,
     status_change,
 )
 from tests.test_teams import staff
+
+api = plain.api  # the plain webhook tests' fixture
 
 
 @pytest.mark.django_db
