@@ -21,5 +21,6 @@ urlpatterns = [
     path("api/studies/<slug:slug>/results/", api.latest_results, name="api-study-results"),
     path("api/studies/<slug:slug>/refit/", api.refit, name="api-study-refit"),
     path("api/studies/<slug:slug>/power/", api.power, name="api-study-power"),
+    path("api/studies/<slug:slug>/compared-with/<slug:other>/", api.study_comparison, name="api-study-comparison"),
     path("api/studies/<slug:slug>/exports/<str:name>", api.export, name="api-study-export"),
 ]

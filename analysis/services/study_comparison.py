@@ -23,7 +23,7 @@ from surveys.models import Participant, Study
 
 from ..bradley_terry.labels import codes
 from ..bradley_terry.sets import by_set
-from ..results import BySet
+from ..results import BySet, stored
 from .judged import guarded
 from .reading import StudyData, read_study_data
 from .set_results import SetTable, set_table, stored_by_set
@@ -175,3 +175,22 @@ def compared_tables(comparison: StudyComparison) -> ComparedTables:
             for question in comparison.questions
         ],
     )  # fmt: skip
+
+
+def comparison_json(comparison: StudyComparison) -> dict:
+    """The comparison as the API gives it: which studies and systems, what was done with the judges, and per
+    shared question the results by study (`by_set`, as a refit stores results by set; null when not fitted)."""
+    return {
+        "first": comparison.first.slug,
+        "second": comparison.second.slug,
+        "reference": comparison.reference,
+        "systems": comparison.systems,
+        "left_out": comparison.left_out,
+        "judges": list(comparison.judges),
+        "shared_judges": comparison.shared_judges,
+        "judges_in_words": comparison.judges_in_words,
+        "questions": [
+            {"question": q.key, "n_judgments": list(q.n_judgments), "by_set": stored(q.by_set)}
+            for q in comparison.questions
+        ],
+    }

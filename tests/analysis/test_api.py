@@ -28,6 +28,7 @@ MY_PATHS = [
     "/api/studies/{slug}/refit/",
     "/api/studies/{slug}/power/",
     "/api/studies/{slug}/exports/{name}",
+    "/api/studies/{slug}/compared-with/{other}/",
 ]
 
 

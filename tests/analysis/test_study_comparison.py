@@ -83,3 +83,14 @@ def test_only_studies_the_user_may_see_can_be_compared(client, experiments):
     StudyMembership.objects.create(study=first, user=user, role=StudyMembership.Role.OWNER)
     client.force_login(user)
     assert client.get(url).status_code == 404  # the second study is another team's
+
+
+def test_the_api_gives_the_joint_fit_and_refuses_another_teams_study(staff_client, experiments):
+    first, second = experiments
+    body = staff_client.get(f"/api/studies/{first.slug}/compared-with/{second.slug}/").json()
+    assert (body["first"], body["second"], body["shared_judges"]) == ("exp1", "exp2", 0)
+    features = next(q for q in body["questions"] if q["question"] == "features")
+    gamma = next(d for d in features["by_set"]["differences"] if d["system"] == "gamma")
+    assert gamma["sets"] == ["exp1", "exp2"]
+    assert gamma["ci_high"] < 0
+    assert staff_client.get(f"/api/studies/{first.slug}/compared-with/nope/").status_code == 404
