@@ -118,7 +118,7 @@ _SCRIPT = """# Refit MoralJudge study "{slug}" with BradleyTerry2 (Turner & Firt
 # ("first": log-odds advantage of the answer shown first, BTm's home-advantage coding).
 # Reproduces the dashboard's headline numbers per system: se, p, Holm p and 95% interval of the headline
 # test on the maximum-likelihood fit: CR2 over vignettes (clubSandwich::vcovCR) times the participant design
-# effect max(1, V_participant / V_participant x vignette) (sandwich::vcovCL, HC0), t with each system's
+# effect max(1, V_participant / V_participant x vignette) (sandwich::vcovCL, HC0), never below half the Wald SE, t with each system's
 # Satterthwaite df (clubSandwich::coef_test). With fewer than {min_vignettes} vignettes or fewer than {min_judges} participants
 # there is no test: p, Holm p and z are NA and the interval is the participant-clustered one (t with participants
 # - 1 df; the Wald one with a single participant), narrower: column "interval" says which, "tested" whether.
@@ -173,10 +173,12 @@ headline <- function(dq, with_order) {{
     cell <- paste(dq$participant, dq$vignette)
     deff <- pmax(1, diag(sandwich::vcovCL(g, cluster = dq$participant, type = "HC0")) /
                     diag(sandwich::vcovCL(g, cluster = cell, type = "HC0")))
-    se <- sqrt(deff * diag(as.matrix(V2)))
+    se <- sqrt(pmax(deff * diag(as.matrix(V2)), 0.25 * diag(vcov(g))))  # never below half the Wald SE
     interval <- "cr2_vignette"; tested <- TRUE
   }}
-  bad <- !is.finite(se) | se > max_se | se <= 0 | (tested & !(df >= 1))
+  # A system judged on fewer than min_vignettes vignettes has no test either.
+  seen <- sapply(colnames(X), function(k) length(unique(dq$vignette[dq$system1 == k | dq$system2 == k])))
+  bad <- !is.finite(se) | se > max_se | se <= 0 | (tested & !(df >= 1)) | (tested & seen < min_vignettes)
   se[bad] <- NA; df[bad] <- NA
   list(se = setNames(se, colnames(X)), df = setNames(df, colnames(X)), estimate = estimate,
        interval = interval, tested = tested)

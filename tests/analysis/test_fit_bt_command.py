@@ -297,7 +297,7 @@ V2 <- vcovCR(fit, cluster = d$vignette, type = "CR2")
 df <- coef_test(fit, vcov = V2, test = "Satterthwaite")$df_Satt
 cell <- paste(d$judge, d$vignette)
 deff <- pmax(1, diag(vcovCL(fit, cluster = d$judge, type = "HC0")) / diag(vcovCL(fit, cluster = cell, type = "HC0")))
-se <- sqrt(deff * diag(V2))
+se <- sqrt(pmax(deff * diag(V2), 0.25 * diag(vcov(fit))))  # never below half the Wald SE
 p <- 2 * pt(-abs(coef(fit) / se), df = df)
 write.csv(data.frame(name = others, se = se, p = p, df = df, low = coef(fit) - qt(0.975, df) * se), "out_r.csv",
           row.names = FALSE)
