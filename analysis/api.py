@@ -1,5 +1,6 @@
 """Results API (token or session authentication, staff, their teams' studies only; another's is 404): studies, progress, results, exports."""
 
+from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -22,6 +23,7 @@ from .serializers import AnalysisRunOut, ProgressOut, RefitOut, StudyDetailOut, 
 from .services import RefitOutcome, request_refit, study_progress
 from .services.power_plan import page_plan
 from .services.power_runs import answer_sd_prefill, power_of_run, request_power_run
+from .services.study_comparison import compare_studies, comparison_json
 
 
 class TextRenderer(BaseRenderer):
@@ -178,3 +180,19 @@ def power(request, slug):
         body = {"status": run.status, "studies_simulated": run.studies_simulated, "error": run.error or None}
         return Response(body | source, status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
     return Response({"status": run.status} | power_json(figures.reported, figures.levers) | source)
+
+
+@extend_schema(
+    responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    summary="Two studies fitted jointly with the study as the set: each shared system's difference (other minus this)",
+)
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def study_comparison(request, slug, other):
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    second = get_object_or_404(studies_for(request.user), slug=other)
+    try:
+        compared = compare_studies(first=study, second=second)
+    except ValidationError as exc:
+        return Response({"detail": " ".join(exc.messages)}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(comparison_json(compared))

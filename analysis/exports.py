@@ -28,6 +28,8 @@ from .models import AnalysisRun
 from .results import run_fields
 from .results.tables import Bounds, system_rows
 from .rscript import BT2_COLUMNS, CHUNK_ROWS, bradleyterry2_rows, bradleyterry2_script
+from .services.claim_fragility import FRAGILITY_COLUMNS, fragility_columns
+from .services.set_results import set_result_rows
 
 JUDGMENT_COLUMNS = [
     "participant",
@@ -56,6 +58,8 @@ RESULT_COLUMNS = [
     "ci_high",
     "interval",
     "df",
+    "tested",
+    "why_not",
     "not_estimable",
     "wald_ci_low",
     "wald_ci_high",
@@ -65,6 +69,15 @@ RESULT_COLUMNS = [
     "style_se",
     "wins",
     "losses",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "rank_claim",
+    "band_low",
+    "band_high",
+    "set",  # "" for the whole study; a set's name for its own fit or a difference (then `compared_with` too)
+    "compared_with",  # a difference row: `set` minus this set
+    *FRAGILITY_COLUMNS,  # a significant result: the judgments, judges, vignettes it hinges on (refit-confirmed)
 ]
 DEMOGRAPHIC_COLUMNS = ["variable", "value", "n", "percent"]
 # The files made of what judges did or said about themselves (the rest are fitted numbers): audited.
@@ -125,14 +138,20 @@ def judgment_rows(*, study: Study):
 
 
 def result_rows(*, run: AnalysisRun):
-    """One row per question and system, in the study's question order; questions without a fit have none.
+    """One row per question and system, in the study's question order; questions without a fit have none. A study
+    with vignette sets adds, per question and system, a row per set and a row per difference between sets.
 
-    se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference);
-    a run stored before the headline gives the Wald ones (interval "wald")."""
+    se, p, Holm p, stars and the interval are the headline's (`interval` names it, `df` its t reference per
+    system, `tested` whether it is the headline test: where it is not, p, Holm p and stars are empty and `why_not`
+    says why); a run stored before the headline gives the Wald ones (interval "wald"). rank_low-rank_high is the
+    rank set (1 = best; rank_claim says "best with 95% confidence" only for the set {1}) and band_low-band_high
+    the simultaneous 95% band (docs/statistics.md, "Ranks"); empty where the run has no rank claim."""
     fitted = run.read_results()
     for question in fitted.questions:
         headline = question.headline
+        ranks = {item.item: item for item in question.ranks.items} if question.ranks else {}
         for row in system_rows(question, labels=fitted.labels()):
+            ranked = ranks.get(row.system)
             boot, styled = row.bounds("bootstrap"), row.alternative("style_controlled")
             wald = row.bounds("wald") if headline else Bounds("wald", row.ci_low, row.ci_high)
             yield {
@@ -148,7 +167,9 @@ def result_rows(*, run: AnalysisRun):
                 "ci_low": row.ci_low,
                 "ci_high": row.ci_high,
                 "interval": headline.interval if headline else "wald",
-                "df": headline.df if headline else None,
+                "df": row.df,
+                "tested": headline.tested if headline else True,
+                "why_not": headline.why if headline and not headline.tested else "",
                 "not_estimable": row.not_estimable,
                 "wald_ci_low": wald.low,
                 "wald_ci_high": wald.high,
@@ -158,7 +179,15 @@ def result_rows(*, run: AnalysisRun):
                 "style_se": styled.se,
                 "wins": row.wins,
                 "losses": row.losses,
-            }
+                "rank": ranked.rank if ranked else None,
+                "rank_low": ranked.rank_low if ranked else None,
+                "rank_high": ranked.rank_high if ranked else None,
+                "rank_claim": ranked.claim if ranked else "",
+                "band_low": ranked.band_low if ranked else None,
+                "band_high": ranked.band_high if ranked else None,
+            } | fragility_columns(question.fragility, row.system)
+        if question.by_set is not None:
+            yield from set_result_rows(question, labels=fitted.labels())
 
 
 def results_document(*, run: AnalysisRun) -> dict:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from typing import NamedTuple
 
 import matplotlib
@@ -66,38 +67,79 @@ class Mark(NamedTuple):
     handle: Line2D
 
 
+# A phone's width (the dashboard at 390 px): drawn at about its natural size there, so 8-point text stays
+# about 10 px on screen instead of the 6 px the wide plot scaled down gives; long labels and legends wrap.
+NARROW_INCHES = 3.7
+NARROW_WRAP = {"label": 16, "legend": 44, "title": 40}
+
+
 def forest_plot(
-    *, systems: list[SystemAtFit], result: QuestionResult, title: str, interval_label: str = WALD
+    *,
+    systems: list[SystemAtFit],
+    result: QuestionResult,
+    title: str,
+    interval_label: str = WALD,
+    narrow: bool = False,
 ) -> Figure:
     """One question's estimates, best at the top; systems without an estimate say so. The main bar is the
-    question's headline interval (the Wald one for a run stored before it, or a result without one)."""
+    question's headline interval (the Wald one for a run stored before it, or a result without one).
+    `narrow`: for a phone's width (NARROW_INCHES), labels and legend wrapped."""
     result = led_by_headline(result)
     rows = _rows(systems, result)
     kinds = _extra_kinds([result])
     shown = marks([result], interval_label=interval_label)
-    figure = _figure(width=6.4, n_rows=len(rows), n_kinds=len(kinds), n_marks=len(shown))
-    _draw(figure.subplots(), rows, kinds, _reference_label(systems, result), title)
-    _legend(figure, shown)
+    legend_lines = _legend_lines(shown, narrow)
+    figure = _figure(
+        width=NARROW_INCHES if narrow else 6.4, n_rows=len(rows), n_kinds=len(kinds), n_marks=legend_lines,
+        label_lines=_label_lines(rows, narrow),
+    )  # fmt: skip
+    _draw(figure.subplots(), rows, kinds, _reference_label(systems, result), title, narrow=narrow)
+    _legend(figure, shown, narrow=narrow)
     return figure
 
 
-def comparison_plot(*, panels: list[Panel], title: str = "", interval_label: str = WALD) -> Figure:
-    """Studies side by side (e.g. Experiment 1 and 2) on one shared x axis, one panel each, one legend."""
+def comparison_plot(
+    *, panels: list[Panel], title: str = "", interval_label: str = WALD, narrow: bool = False
+) -> Figure:
+    """Studies side by side (e.g. Experiment 1 and 2) on one shared x axis, one panel each, one legend;
+    `narrow`: one above the other, for a phone's width."""
     panels = [panel._replace(result=led_by_headline(panel.result)) for panel in panels]
     rows = [_rows(panel.systems, panel.result) for panel in panels]
     results = [panel.result for panel in panels]
     kinds = _extra_kinds(results)
     shown = marks(results, interval_label=interval_label)
-    figure = _figure(
-        width=5.2 * len(panels), n_rows=max(len(r) for r in rows), n_kinds=len(kinds), n_marks=len(shown), ncols=2
-    )
-    axes = figure.subplots(1, len(panels), sharex=True, squeeze=False)[0]
+    if narrow:
+        heights = [max(len(r), 2) for r in rows]
+        figure = _figure(
+            width=NARROW_INCHES, n_rows=sum(heights), n_kinds=len(kinds), n_marks=_legend_lines(shown, True),
+            label_lines=max(_label_lines(r, True) for r in rows),
+        )  # fmt: skip
+        figure.set_figheight(figure.get_figheight() + 0.6 * (len(panels) - 1))  # a title and axis per panel
+        axes = figure.subplots(len(panels), 1, sharex=True, squeeze=False, height_ratios=heights)[:, 0]
+    else:
+        figure = _figure(
+            width=5.2 * len(panels), n_rows=max(len(r) for r in rows), n_kinds=len(kinds), n_marks=len(shown), ncols=2
+        )
+        axes = figure.subplots(1, len(panels), sharex=True, squeeze=False)[0]
     for ax, panel_rows, panel in zip(axes, rows, panels, strict=True):
-        _draw(ax, panel_rows, kinds, _reference_label(panel.systems, panel.result), panel.title)
+        _draw(ax, panel_rows, kinds, _reference_label(panel.systems, panel.result), panel.title, narrow=narrow)
     if title:
-        figure.suptitle(_plain(title), fontsize=11, x=0.02, ha="left")
-    _legend(figure, shown, ncols=2 if len(panels) > 1 else 1)
+        figure.suptitle(_wrapped(title, narrow, "title"), fontsize=11, x=0.02, ha="left")
+    _legend(figure, shown, ncols=2 if len(panels) > 1 and not narrow else 1, narrow=narrow)
     return figure
+
+
+def _wrapped(text: str, narrow: bool, kind: str) -> str:
+    return _plain(textwrap.fill(str(text), NARROW_WRAP[kind]) if narrow else text)
+
+
+def _legend_lines(shown: list[Mark], narrow: bool) -> int:
+    return sum(_wrapped(mark.legend, narrow, "legend").count("\n") + 1 for mark in shown)
+
+
+def _label_lines(rows: list[Row], narrow: bool) -> int:
+    """The most lines a system's label wraps to (a row holds two at the row height, more need room)."""
+    return max((_wrapped(row.label, narrow, "label").count("\n") + 1 for row in rows), default=1)
 
 
 def marks(results: list[QuestionResult], *, interval_label: str = WALD) -> list[Mark]:
@@ -142,8 +184,8 @@ def _main_label(results: list[QuestionResult], interval_label: str) -> str:
     if interval_label != WALD or len(kinds) != 1 or any(r.headline is None for r in results):
         return interval_label
     (_kind, label), first = kinds.pop(), results[0].headline
-    df = first.df if first else None
-    return f"95% {label}" + (f" (t, {df} df)" if len(results) == 1 and df is not None else "")
+    df = first.df_in_words() if first and first.tested else ""
+    return f"95% {label}" + (f", {df}" if len(results) == 1 and df else "")
 
 
 def _has_interval(item: ItemEstimate) -> bool:
@@ -180,16 +222,17 @@ def _style(kind: str, kinds: list[str]) -> dict:
     return {"line": line, "name": COLOUR_NAMES[str(line["color"])]}
 
 
-def _figure(*, width: float, n_rows: int, n_kinds: int, n_marks: int, ncols: int = 1) -> Figure:
+def _figure(*, width: float, n_rows: int, n_kinds: int, n_marks: int, ncols: int = 1, label_lines: int = 1) -> Figure:
     legend_lines = math.ceil(n_marks / ncols) if ncols > 1 else n_marks
-    height = (ROW_INCHES + EXTRA_ROW_INCHES * n_kinds) * max(n_rows, 2) + 1.3 + LEGEND_LINE_INCHES * legend_lines
+    row = max(ROW_INCHES, 0.16 * label_lines)
+    height = (row + EXTRA_ROW_INCHES * n_kinds) * max(n_rows, 2) + 1.3 + LEGEND_LINE_INCHES * legend_lines
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _legend(figure: Figure, shown: list[Mark], *, ncols: int = 1) -> None:
+def _legend(figure: Figure, shown: list[Mark], *, ncols: int = 1, narrow: bool = False) -> None:
     figure.legend(
         handles=[mark.handle for mark in shown],
-        labels=[_plain(mark.legend) for mark in shown],
+        labels=[_wrapped(mark.legend, narrow, "legend") for mark in shown],
         loc="outside lower left",
         ncols=ncols,
         fontsize=8,
@@ -224,7 +267,7 @@ def _rows(systems: list[SystemAtFit], result: QuestionResult) -> list[Row]:
     return rows
 
 
-def _draw(axes, rows: list[Row], kinds: dict, reference: str, title: str) -> None:
+def _draw(axes, rows: list[Row], kinds: dict, reference: str, title: str, *, narrow: bool = False) -> None:
     positions = list(range(len(rows)))
     step = 0.5 / (len(kinds) + 1)  # the extra bars share the half-row under each estimate
     for y, row in zip(positions, rows, strict=True):
@@ -255,10 +298,10 @@ def _draw(axes, rows: list[Row], kinds: dict, reference: str, title: str) -> Non
         else:  # the reference: fixed at 0, no interval
             axes.plot([item.estimate], [y], marker="D", color=REFERENCE_COLOUR, markersize=5)
     axes.axvline(0.0, color=REFERENCE_COLOUR, linestyle=":", linewidth=1.2)
-    axes.set_yticks(positions, labels=[_plain(row.label) for row in rows])
+    axes.set_yticks(positions, labels=[_wrapped(row.label, narrow, "label") for row in rows])
     axes.set_ylim(-0.7, max(len(rows), 1) - 0.3)
-    axes.set_xlabel(_plain(f"Log-ability relative to {reference}"))
-    axes.set_title(_plain(title), fontsize=10, loc="left")
+    axes.set_xlabel(_wrapped(f"Log-ability relative to {reference}", narrow, "title"))
+    axes.set_title(_wrapped(title, narrow, "title"), fontsize=10, loc="left")
     axes.grid(axis="x", color="#e4e7ec", linewidth=0.6)
 
 

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_cache_control
@@ -12,7 +13,7 @@ from surveys.prolific import verification_counts
 from surveys.services.researcher_tries import study_links
 from surveys.services.teams import can_act, check_can_act, studies_for
 
-from . import exports, plots
+from . import exports, plots, set_plots
 from .forms import CompareForm, PowerForm
 from .models import AnalysisRun
 from .services import request_refit, study_progress
@@ -21,6 +22,7 @@ from .services.judge_quality import quality_summary
 from .services.measured_judges import measured_on_study
 from .services.power_plan import plan_power_page
 from .services.power_runs import answer_sd_prefill
+from .services.study_comparison import compare_studies, compared_tables
 
 
 def chosen_run(request, study: Study) -> AnalysisRun | None:
@@ -82,7 +84,8 @@ def refit(request, slug):
 @staff_member_required
 @require_GET
 def plot(request, slug, question, fmt):
-    """A question's forest plot; with ?compare=SLUG, beside the other study's latest on one x axis."""
+    """A question's forest plot; with ?compare=SLUG, beside the other study's latest on one x axis;
+    with ?width=narrow, laid out for a phone's width (labels and legend wrapped, panels one above the other)."""
     study = get_object_or_404(studies_for(request.user), slug=slug)
     run = chosen_run(request, study)
     fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
@@ -90,6 +93,7 @@ def plot(request, slug, question, fmt):
     if run is None or fitted is None or result is None:
         raise Http404("No such plot: refit the study, or check the question and format (svg or png).")
     label = label_of(question, question_labels(study))
+    narrow = request.GET.get("width") == "narrow"  # the dashboard's <picture> asks for it on a phone
     if request.GET.get("compare"):
         other = get_object_or_404(studies_for(request.user), slug=request.GET["compare"])
         other_run = AnalysisRun.objects.latest_for(other)
@@ -101,16 +105,52 @@ def plot(request, slug, question, fmt):
             plots.Panel(fitted.systems, result, study.name),
             plots.Panel(beside.systems, beside_result, other.name),
         ]
-        figure = plots.comparison_plot(panels=panels, title=label)
+        figure = plots.comparison_plot(panels=panels, title=label, narrow=narrow)
     else:
         panels = [plots.Panel(fitted.systems, result, label)]
-        figure = plots.forest_plot(systems=fitted.systems, result=result, title=label)
+        figure = plots.forest_plot(systems=fitted.systems, result=result, title=label, narrow=narrow)
     response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
     if request.GET.get("run") and len(panels) == 1:
         patch_cache_control(response, private=True, max_age=24 * 3600)  # a stored run never changes
     disposition = "attachment" if request.GET.get("download") else "inline"
     suffix = f"-vs-{request.GET['compare']}" if len(panels) > 1 else ""
     response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-run{run.pk}{suffix}.{fmt}"'
+    return response
+
+
+@staff_member_required
+@require_GET
+def study_comparison(request, slug, other):
+    """Two of the user's studies fitted jointly with the study as the set: each shared system's difference."""
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    second = get_object_or_404(studies_for(request.user), slug=other)
+    try:
+        compared = compare_studies(first=study, second=second)
+    except ValidationError as exc:
+        return render(request, "analysis/study_comparison.html", {"study": study, "other": second,
+                                                                  "refused": " ".join(exc.messages)}, status=400)  # fmt: skip
+    return render(request, "analysis/study_comparison.html", {"study": study, "other": second,
+                                                              "compared": compared_tables(compared)})  # fmt: skip
+
+
+@staff_member_required
+@require_GET
+def set_plot(request, slug, question, fmt):
+    """A question's results by vignette set beside the differences between sets (a run with sets only)."""
+    study = get_object_or_404(studies_for(request.user), slug=slug)
+    run = chosen_run(request, study)
+    fitted = run.read_results() if run is not None and fmt in plots.CONTENT_TYPES else None
+    result = fitted.question(question) if fitted is not None else None
+    if run is None or fitted is None or result is None or result.by_set is None or result.fit is None:
+        raise Http404("No plot by set: this run has no results by vignette set for this question.")
+    label = label_of(question, question_labels(study))
+    figure = set_plots.set_plot(systems=fitted.systems, by_set=result.by_set, reference=result.fit.reference,
+                                title=label)  # fmt: skip
+    response = HttpResponse(plots.render(figure, fmt), content_type=plots.CONTENT_TYPES[fmt])
+    if request.GET.get("run"):
+        patch_cache_control(response, private=True, max_age=24 * 3600)  # a stored run never changes
+    disposition = "attachment" if request.GET.get("download") else "inline"
+    response["Content-Disposition"] = f'{disposition}; filename="{study.slug}-{question}-sets-run{run.pk}.{fmt}"'
     return response
 
 

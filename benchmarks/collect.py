@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.setdefault("LLM_ALLOWED_HOSTS", "127.0.0.1")  # the fake providers (llm_collect/keys.py)
 
 MODELS = [
     ("gpt-5-mini", "openai", "gpt-5-mini"),

@@ -91,6 +91,7 @@ def server_env(database_url: str, redis_url: str = "") -> dict:
         DJANGO_SETTINGS_MODULE="moraljudge.settings",
         ENV_FILE="",  # never the checkout's development .env
         ENTRY_RATE_LIMIT="off",  # every simulated judge comes from 127.0.0.1
+        LLM_ALLOWED_HOSTS="127.0.0.1",  # the fake LLM providers (llm_collect/keys.py)
     )
     if redis_url:
         env["REDIS_URL"] = redis_url

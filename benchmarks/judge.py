@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.setdefault("LLM_ALLOWED_HOSTS", "127.0.0.1")  # the fake providers (llm_collect/keys.py)
 
 JUDGES = [("gpt-5-mini", "openai", "gpt-5-mini"), ("claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5")]
 SYSTEMS, VIGNETTES, LATENCY, PROVIDER_BURST = 8, 12, 0.2, 2

@@ -212,7 +212,7 @@ def main() -> None:
             simulate_out = simulate.communicate(timeout=600)[0]
             time.sleep(6)  # the sandbox's last round: submissions every 2 s, then their webhooks
             sandbox.send_signal(signal.SIGINT)  # Ctrl-C, as a researcher stops it
-            sandbox_out = sandbox.communicate(timeout=60)[0]
+            sandbox_out = sandbox.communicate(timeout=180)[0]  # a loaded machine finishes its last webhooks slowly
         finally:
             for process in processes:
                 if process.poll() is None:

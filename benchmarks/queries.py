@@ -130,12 +130,13 @@ def build_study(*, slug: str = "queries", systems: int = 3, vignettes: int = 6, 
 
 
 def warm(study) -> None:
-    """Read the live study as a web process that has served it a while has: its language, questions and answers."""
-    from surveys.models import Answer
-    from surveys.services.live_content import answers_of, study_language
+    """Read the live study as a web process that has served it a while has: its language and its snapshot."""
+    from surveys.services.live_content import study_language
+    from surveys.services.snapshots import read_pieces
 
     study_language(study.slug)
-    answers_of(study, list(Answer.objects.filter(vignette__study=study).values_list("pk", flat=True)))
+    study.refresh_from_db()
+    read_pieces(study.snapshot_id, ["head"])  # the snapshot in the cache
 
 
 @contextmanager

@@ -16,11 +16,13 @@ from surveys.admin.teams import TeamScoped, acts_on_a_study
 from surveys.models import Study
 from surveys.services.teams import studies_for
 
-from .calls import BrokerUnavailable
+from .calls import BrokerUnavailable, missing_keys
 from .calls.config import sending_notes
+from .calls.estimates import CallsEstimate, total_said
 from .models import CollectionRun, Generation
 from .parsing import __doc__ as weights_policy
 from .services import retry_generations, start_collection
+from .services.runs import preview_collection, preview_retry, systems_to_ask
 from .similarity import self_similarity
 
 STATUS = Generation.Status
@@ -67,6 +69,36 @@ def progress_bar(counts: dict) -> str:
         counts[STATUS.PENDING],
         outcomes_said(counts),
     )
+
+
+def confirm_paid(
+    modeladmin, request, *, what: str, estimates: list[CallsEstimate], button: str, back: str
+) -> TemplateResponse:
+    """The page before a paid run: calls and estimated cost per model; its button posts the same data back with
+    confirmed=yes (both apps' start pages and 'Ask again')."""
+    hidden = [
+        (name, value)
+        for name in request.POST
+        if name not in ("csrfmiddlewaretoken", "confirmed")
+        for value in request.POST.getlist(name)
+    ]
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "opts": modeladmin.model._meta,
+        "title": f"Confirm: {button.lower()}",
+        "what": what,
+        "estimates": estimates,
+        "total": total_said(estimates),
+        "calls": sum(e.calls for e in estimates),
+        "button": button,
+        "back": back,
+        "hidden": hidden,
+    }
+    return TemplateResponse(request, "admin/llm_collect/confirm_paid.html", context)
+
+
+def confirmed(request) -> bool:
+    return request.POST.get("confirmed") == "yes"
 
 
 def outcomes_said(counts: dict) -> str:
@@ -181,7 +213,30 @@ class CollectionRunAdmin(TeamScoped, admin.ModelAdmin):
             raise PermissionDenied
         form = StartCollectionForm(request.POST or None, initial={"study": request.GET.get("study")}, user=request.user)
         status = 200
-        if request.method == "POST" and form.is_valid():
+        if request.method == "POST" and form.is_valid() and not confirmed(request):
+            keys = [k.strip() for k in form.cleaned_data["systems"].split(",") if k.strip()] or None
+            study, samples = form.cleaned_data["study"], form.cleaned_data["samples"]
+            try:
+                estimates = preview_collection(
+                    study=study, system_keys=keys, samples=samples, retry_failed=form.cleaned_data["retry_failed"]
+                )
+            except ValidationError as exc:
+                for message in exc.messages:
+                    form.add_error(None, message)
+            else:
+                what = (
+                    f"Collect answers for '{study.slug}': each LLM system × vignette × sample up to {samples}, "
+                    "finished samples not asked again."
+                )
+                problems = missing_keys(systems_to_ask(study, keys))
+                for problem in problems:  # named on the form, which keeps what was typed
+                    form.add_error(None, problem)
+                if not problems:
+                    back = reverse("admin:llm_collect_collectionrun_start")
+                    return confirm_paid(
+                        self, request, what=what, estimates=estimates, button="Start collecting", back=back
+                    )
+        if request.method == "POST" and form.is_valid() and confirmed(request):
             keys = [k.strip() for k in form.cleaned_data["systems"].split(",") if k.strip()] or None
             try:
                 run = start_collection(
@@ -287,8 +342,18 @@ class GenerationAdmin(TeamScoped, admin.ModelAdmin):
 
     @admin.action(description="Ask again (failed or invalid only, refusals and blocks included)", permissions=["retry"])
     def retry(self, request, queryset):
-        n = retry_generations(generation_ids=list(queryset.values_list("pk", flat=True)))
+        ids = list(queryset.values_list("pk", flat=True))
+        if not confirmed(request):
+            what = (
+                f"Ask again: of the {len(ids)} rows chosen, the failed or invalid ones (refusals and blocks "
+                "included) get a fresh set of attempts; done or waiting rows are left as they are."
+            )
+            back = reverse("admin:llm_collect_generation_changelist")
+            return confirm_paid(self, request, what=what, estimates=preview_retry(generation_ids=ids),
+                                button="Ask again", back=back)  # fmt: skip
+        n = retry_generations(generation_ids=ids, user=request.user)
         self.message_user(request, f"{n} generations queued again.", messages.SUCCESS)
+        return None
 
     @staticmethod
     def pre(value) -> str:

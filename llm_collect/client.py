@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from dataclasses import dataclass, field
 
+import httpcore
 import httpx
 
 from moraljudge import http
@@ -54,6 +56,10 @@ class MissingKey(Permanent):
 
 class KeyRefused(MissingKey):
     """The variable is not one the deployment allows as an LLM key, or the key's host is not allowed."""
+
+
+class DestinationRefused(KeyRefused):
+    """The call's host, or an address it resolves to, is not one the deployment allows (llm_collect/keys.py)."""
 
 
 @dataclass(frozen=True)
@@ -109,9 +115,14 @@ def key_variable(target: Target) -> str | None:
     return fmt.default_key_variable
 
 
-def check_key_allowed(target: Target) -> str | None:
+def check_key_allowed(target: Target, *, resolve: bool = False) -> str | None:
     """The variable the key is read from, if the deployment allows it and the host it would go to; KeyRefused
-    otherwise (llm_collect/keys.py). None for a keyless call. The key itself is not read."""
+    otherwise (llm_collect/keys.py). None for a keyless call, which must go to an allowed host too. The key itself
+    is not read. `resolve` also checks the addresses the host resolves to now (forms, a run's start)."""
+    try:
+        keys.check_destination(target.endpoint_base, resolve=resolve)
+    except keys.NotAllowed as exc:
+        raise DestinationRefused(f"{exc} (system '{target.label or target.model}')") from None
     name = key_variable(target)
     if name is None:
         return None
@@ -137,7 +148,33 @@ def api_key(target: Target) -> str:
     return value
 
 
+class CheckedAddresses(httpcore.SyncBackend):
+    """Connects only to addresses keys.address_allowed allows, resolved here and connected to by address, so a name
+    that resolves to an allowed address when checked cannot lead elsewhere when connecting (TLS still checks the
+    name: httpcore gives the host as server_hostname)."""
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise httpcore.ConnectError(f"{host} does not resolve: {exc}") from exc
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        allowed = [address for address in addresses if keys.address_allowed(address, host)]
+        if not allowed:
+            raise keys.NotAllowed(
+                f"No call goes to {host}: it resolves to {', '.join(addresses)}, a loopback, private or link-local "
+                "address the deployment's setting LLM_ALLOWED_HOSTS does not list."
+            )
+        return super().connect_tcp(allowed[0], port, timeout, local_address, socket_options)
+
+
 def build_client(*, timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The LLM providers' client: its direct connections go only to allowed addresses (CheckedAddresses)."""
+    if transport is None:
+        checked = httpx.HTTPTransport()
+        # httpx 0.28 does not take a network backend; its pool (httpcore 1.0) keeps the one it connects with here.
+        checked._pool._network_backend = CheckedAddresses()
+        transport = checked
     return http.build_client(timeout=timeout, transport=transport)
 
 
@@ -171,6 +208,8 @@ def post(url: str, headers: dict, body: dict, target: Target, client: httpx.Clie
     started = time.monotonic()
     try:
         response = client.post(url, headers=headers, json=body)
+    except keys.NotAllowed as exc:  # from CheckedAddresses: never tried again
+        raise DestinationRefused(str(exc)) from None
     except httpx.TimeoutException as exc:
         raise Retryable(f"Timed out after {time.monotonic() - started:.1f} s: {exc!r}") from exc
     except httpx.TransportError as exc:
@@ -199,7 +238,7 @@ def check_status(response: httpx.Response) -> None:
     status = response.status_code
     if not http.is_failure(status):
         return
-    message = f"HTTP {status} from {response.request.url.host}: {response.text[:500]}"
+    message = f"HTTP {status} from {response.request.url.host}: {provider_error(response.text)}"
     said = response.headers.get("x-should-retry", "").strip().lower()
     retryable = said == "true" or (said != "false" and http.is_retryable_status(status))
     if retryable:
@@ -208,6 +247,22 @@ def check_status(response: httpx.Response) -> None:
     if said == "false":
         message += " (the provider said not to retry: x-should-retry: false)"
     raise Permanent(message, status=status, body=response.text)
+
+
+def provider_error(text: str) -> str:
+    """What a failed call's body says, as researchers see it: the provider's error message (OpenAI's, Anthropic's
+    and Gemini's {"error": {"message": ...}}, or a plain {"error"|"message": "..."}), never the raw body, which
+    could be anything the server at that address answers."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return f"(a body that is not a provider's JSON error, {len(text)} characters, not shown)"
+    said = body.get("error", body.get("message")) if isinstance(body, dict) else None
+    if isinstance(said, dict):
+        said = said.get("message") or said.get("type") or said.get("status")
+    if not isinstance(said, str) or not said.strip():
+        return "(no error message in the provider's answer)"
+    return said.strip()[:300]
 
 
 def read_reply(provider: str, raw: dict) -> Reply:

@@ -12,14 +12,14 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from llm_collect import calls, client
-from llm_collect.admin import progress_bar
+from llm_collect.admin import confirm_paid, confirmed, progress_bar
 from llm_collect.calls.config import sending_notes
 from surveys.admin.teams import TeamScoped
 from surveys.models import Study
 from surveys.services.teams import studies_for
 
 from .models import JudgeCall, JudgeModel, JudgingRun
-from .services.runs import start_judging_run
+from .services.runs import preview_judging_run, start_judging_run
 
 
 class StartJudgingForm(forms.Form):
@@ -39,8 +39,9 @@ class StartJudgingForm(forms.Form):
 
 
 class JudgeModelForm(forms.ModelForm):
-    """Refuses a key variable the deployment does not allow (LLM_KEY_VARIABLES), or a base_url a key may not be
-    sent to (LLM_ALLOWED_HOSTS): llm_collect/keys.py, checked again at every call."""
+    """Refuses a key variable the deployment does not allow (LLM_KEY_VARIABLES), or a base_url no call may go to,
+    with a key or without (LLM_ALLOWED_HOSTS, and the addresses it resolves to): llm_collect/keys.py, checked again
+    at every call."""
 
     class Meta:
         model = JudgeModel
@@ -50,7 +51,7 @@ class JudgeModelForm(forms.ModelForm):
         data = super().clean()
         if data is not None and not self.errors:
             try:
-                client.check_key_allowed(calls.target_for(JudgeModel(**data)))
+                client.check_key_allowed(calls.target_for(JudgeModel(**data)), resolve=True)
             except client.KeyRefused as exc:
                 field = "api_key_env" if "LLM_KEY_VARIABLES" in str(exc) else "base_url"
                 self.add_error(field, str(exc))
@@ -125,7 +126,26 @@ class JudgingRunAdmin(TeamScoped, admin.ModelAdmin):
             raise PermissionDenied
         form = StartJudgingForm(request.POST or None, initial={"study": request.GET.get("study")}, user=request.user)
         status = 200
-        if request.method == "POST" and form.is_valid():
+        if request.method == "POST" and form.is_valid() and not confirmed(request):
+            data = form.cleaned_data
+            try:
+                estimates = preview_judging_run(**data)
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                what = (
+                    f"Judge '{data['study'].slug}' with {', '.join(j.key for j in data['judges'])}: every cell by "
+                    "each judge, in the orders chosen, each item once; items judged before are not asked again."
+                )
+                problems = calls.missing_keys(list(data["judges"]))
+                for problem in problems:  # named on the form, which keeps what was chosen
+                    form.add_error(None, problem)
+                if not problems:
+                    back = reverse("admin:llm_judging_judgingrun_add")
+                    return confirm_paid(
+                        self, request, what=what, estimates=estimates, button="Start judging", back=back
+                    )
+        if request.method == "POST" and form.is_valid() and confirmed(request):
             try:
                 run = start_judging_run(user=request.user, **form.cleaned_data)
             except ValidationError as exc:

@@ -17,7 +17,9 @@ eight humans on one cell share its answers, and the cells of one vignette share 
 their picks are correlated and the independent-rows interval is too narrow (docs/statistics-ppi.md measures
 it). Given a cluster label per labelled and per unlabelled row (the vignette), lambda is tuned and the
 variance computed from cluster sums of the PPI estimating equation (a cluster-robust sandwich, CR1), with
-t(G - 1) quantiles, G the clusters holding human rows. When the judge covers exactly the humans' cells, each
+t(G - 1) quantiles, G the clusters of that estimating equation: those holding human rows and, when lambda > 0,
+those holding only the judge's rows too (their sums enter the sandwich; counting only the humans' vignettes
+gave too few df: coverage 1.000 with 3 human vignettes and the judge on 27 more). When the judge covers exactly the humans' cells, each
 once, with equal humans per cell, the lambda term is zero cluster by cluster: the tuned lambda is 0 and the
 estimate and interval are the human-only ones (no saving, as it should be).
 """
@@ -40,7 +42,7 @@ class PPIResult:
     lam: float
     n: int  # labelled rows
     N: int  # unlabelled rows
-    clusters: int | None = None  # clusters holding labelled rows (None: rows independent)
+    clusters: int | None = None  # clusters of the estimating equation (None: rows independent)
     df: float | None = None  # t degrees of freedom of the interval (None: normal)
 
 
@@ -173,7 +175,7 @@ def _clustered_interval(theta, lam, X, Y, Yhat, Xu, Yhat_u, groups: _Clusters, a
     jacobian = (1 - lam) * (X.T * (p * (1 - p))) @ X / n + lam * (Xu.T * (pu * (1 - pu))) @ Xu / N
     inv_j = np.linalg.inv(jacobian)
     u = a - lam * b
-    g = groups.with_humans
+    g = groups.count if lam > 0 else groups.with_humans  # the clusters of the estimating equation
     meat = u.T @ u * (g / (g - 1) if g > 1 else np.nan)
     se = np.sqrt(np.diag(inv_j @ meat @ inv_j))
     return _interval(theta, se, alpha, lam, n, N, clusters=g, df=float(g - 1))

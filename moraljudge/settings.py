@@ -57,6 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "moraljudge.control_characters.RefuseControlCharacters",  # a NUL in a link: 400 before any query
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -122,16 +123,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one account, or from one
-# address, further attempts are refused for LOGIN_COOLOFF_MINUTES. Attempts live in the database, so every
-# web process on every host sees them.
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one account from one address,
+# that account is refused from that address for LOGIN_COOLOFF_MINUTES (axes' combination lockout): nobody
+# elsewhere can lock the rightful user out of their own address. A burst from one address over any accounts is
+# stopped after LOGIN_ADDRESS_FAILURE_LIMIT (moraljudge/login_throttle.py). Attempts live in the database, so
+# every web process on every host sees them. Behind nginx set CLIENT_IP_HEADER (below), or every sign-in comes
+# from nginx's address.
 AUTHENTICATION_BACKENDS = [
     "moraljudge.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one reaching the limit locks
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # the account from that address, together
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 # Behind a proxy every request comes from the proxy's address: name the header it sets to the client's
@@ -171,6 +176,18 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 
 LOGIN_URL = "/admin/login/"
+# Mail: team invitations (docs/teams.md) go by e-mail over SMTP once EMAIL_HOST is set; without it nothing is
+# sent and the inviting owner is shown the link to pass on.
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.dummy.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 20  # seconds: an unreachable mail server fails the e-mail (the link is shown), not the page
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "MoralJudge <noreply@localhost>")
 # Sessions live in the database, so any web process on any host serves any request (no sticky load balancing).
 # Every host must share SECRET_KEY: it signs the sign-in hash kept in the session and the signed cookies.
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
@@ -191,6 +208,22 @@ X_FRAME_OPTIONS = "DENY"
 
 # Celery: a Redis broker when configured, otherwise tasks run in-process (laptop quickstart).
 REDIS_URL = env_str("REDIS_URL")
+# "snapshots": what live studies show (surveys/services/snapshots.py), shared by every process and host through
+# Redis when REDIS_URL is set, else kept in each process's memory (the quickstart). Entries are keyed by the
+# snapshot's id and never go stale. "rendered": page fragments rendered from a snapshot, in each process.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "snapshots": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "mj"}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "snapshots"}
+    ),
+    "rendered": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "rendered",
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    },
+}
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -50,8 +50,13 @@ class ProlificWebhook(APIView):
         parameters=[
             OpenApiParameter("X-Prolific-Request-Signature", str, OpenApiParameter.HEADER, required=True),
             OpenApiParameter("X-Prolific-Request-Timestamp", str, OpenApiParameter.HEADER, required=True),
-            OpenApiParameter("X-Event-ID", str, OpenApiParameter.HEADER, description="Same on every redelivery."),
-            OpenApiParameter("X-Timestamp", str, OpenApiParameter.HEADER, description="When the event was sent."),
+            OpenApiParameter(
+                "X-Timestamp",
+                str,
+                OpenApiParameter.HEADER,
+                description="When the status changed: the order of events, never later than the signed timestamp. "
+                "X-Event-ID is not read: the signed body's content identifies the event.",
+            ),
         ],
         responses={
             200: ProlificWebhookOut,

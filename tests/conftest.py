@@ -82,6 +82,17 @@ def make_study(
     return study
 
 
+@contextmanager
+def data_fix(study):
+    """Change a live study's content as an operator's data fix does: the freeze lifted, then the snapshot replaced."""
+    from surveys.models.freeze import freeze_lifted
+    from surveys.services.snapshots import replace_snapshot
+
+    with freeze_lifted():
+        yield
+    replace_snapshot(study=study, reason="a test's content")
+
+
 @pytest.fixture
 def study(db):
     return make_study()
@@ -99,11 +110,13 @@ def fabricate_judgments(
     is_preview=False,
     order_effect=0.0,
     demographics=None,
+    set_abilities=None,
 ):
     """Valid-looking judges with their assignments and judgments, drawn from known abilities.
 
     `abilities` maps system key to log-ability; P(first shown wins) = expit(l_first - l_second +
-    order_effect). The study must be live (its cells built). Each judge sees k different vignettes,
+    order_effect); `set_abilities` maps a vignette set to the abilities on its vignettes (the rest: `abilities`).
+    The study must be live (its cells built). Each judge sees k different vignettes,
     one random cell each, in a random order. Cell counters are left alone. Returns the participants.
     """
     from datetime import timedelta
@@ -160,10 +173,12 @@ def fabricate_judgments(
             )
             shown.append((first, second))
     assignments = Assignment.objects.bulk_create(assignments)
+    set_of = dict(study.vignettes.values_list("id", "set"))
     judgments = []
     for question in study.questions.all():
         for assignment, (first, second) in zip(assignments, shown, strict=True):
-            eta = abilities[first.system.key] - abilities[second.system.key] + order_effect
+            these = (set_abilities or {}).get(set_of[assignment.vignette_id], abilities)
+            eta = these[first.system.key] - these[second.system.key] + order_effect
             first_wins = rng.random() < 1.0 / (1.0 + np.exp(-eta))
             judgments.append(
                 Judgment(
@@ -260,9 +275,25 @@ def at_once(*calls) -> list:
 
 
 @pytest.fixture(autouse=True)
+def fake_providers_allowed(settings):
+    """The fake LLM providers run on 127.0.0.1: the suite lists it, as a deployment lists its self-hosted servers
+    (llm_collect/keys.py; nothing loopback, private or link-local is reached unless listed)."""
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
+@pytest.fixture(autouse=True)
 def entry_rate_limit_off(settings):
     """The suite enters many participants from 127.0.0.1: the entry rate limit is off unless a test sets it."""
     settings.ENTRY_RATE_LIMIT = "off"
+
+
+@pytest.fixture(autouse=True)
+def no_cached_snapshots_from_other_tests():
+    """A slug's language is cached for minutes (services/live_content.py): each test's studies start afresh."""
+    from django.core.cache import caches
+
+    caches["snapshots"].clear()
+    caches["rendered"].clear()
 
 
 @pytest.fixture(autouse=True)

@@ -55,25 +55,38 @@ def test_an_owner_changes_the_team_on_the_study_page_and_a_researcher_cannot(cli
     study = make_study(slug="s1")
     owner = member("owner", study, Role.OWNER)
     researcher = member("res", study, Role.RESEARCHER)
+    colleague = member("new", study, Role.VIEWER)
     everything = _permissions("change_study", "view_study", "add_studymembership", "change_studymembership")
     for user in (owner, researcher):
         user.user_permissions.add(*everything)
-    newcomer = get_user_model().objects.create_user("new", password="pw-for-tests-1", is_staff=True)
     url = reverse("admin:surveys_study_change", args=[study.pk])
 
     client.force_login(researcher)
     data = _page_form(client, url)
     assert _read_only(client, url)  # the team is shown, not editable
-    client.post(url, {**data, **_new_member(data, newcomer, Role.VIEWER)})
-    assert not StudyMembership.objects.filter(user=newcomer).exists()
+    client.post(url, {**data, **_role_of_row(data, colleague, Role.OWNER)})
+    assert StudyMembership.objects.get(user=colleague).role == Role.VIEWER
 
     client.force_login(owner)
     data = _page_form(client, url)
-    response = client.post(url, {**data, **_new_member(data, newcomer, Role.VIEWER)})
+    response = client.post(url, {**data, **_role_of_row(data, colleague, Role.RESEARCHER)})
     assert response.status_code == 302, response.content.decode()[:2000]
-    assert StudyMembership.objects.get(user=newcomer).role == Role.VIEWER
+    assert StudyMembership.objects.get(user=colleague).role == Role.RESEARCHER
     event = AuditEvent.objects.get(action=Action.TEAM_CHANGED)
-    assert (event.username, event.details) == ("owner", {"member": "new", "role": "viewer", "was": None})
+    assert (event.username, event.details) == ("owner", {"member": "new", "role": "researcher", "was": "viewer"})
+
+
+@pytest.mark.django_db
+def test_nobody_is_added_to_a_team_by_picking_from_every_staff_account(client):
+    study = make_study(slug="s1")
+    owner = member("owner", study, Role.OWNER, is_superuser=True)
+    outsider = get_user_model().objects.create_user("someone-elses", password="pw-for-tests-1", is_staff=True)
+    client.force_login(owner)
+    url = reverse("admin:surveys_study_change", args=[study.pk])
+    assert "someone-elses" not in client.get(url).content.decode()  # no list of staff accounts on the page
+    data = _page_form(client, url)
+    client.post(url, {**data, **_new_member(data, outsider, Role.VIEWER)})
+    assert not StudyMembership.objects.filter(user=outsider).exists()  # joining is by invitation only
 
 
 @pytest.mark.django_db
@@ -142,6 +155,12 @@ def _page_form(client, url: str) -> dict:
 
 def _read_only(client, url: str) -> bool:
     return 'name="memberships-0-role"' not in client.get(url).content.decode()
+
+
+def _role_of_row(data: dict, user, role: str) -> dict:
+    row = next(key for key, value in data.items() if key.endswith("-id") and key.startswith("memberships-") and
+               StudyMembership.objects.filter(pk=value, user=user).exists())  # fmt: skip
+    return {row.removesuffix("-id") + "-role": role}
 
 
 def _new_member(data: dict, user, role: str) -> dict:

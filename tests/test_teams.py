@@ -97,7 +97,13 @@ def custom_views():
 def arguments_for(name: str, study: Study) -> list:
     if "answer" in name and "select" in name:
         return [study.pk, study.vignettes.first().answers.first().pk]
-    return [study.pk] if "study_answers" in name or "import_answers" in name else []
+    if name == "surveys_study_pay_bonuses":
+        return [study.pk, 1]  # refused before the payment is looked up
+    return (
+        [study.pk]
+        if "study_answers" in name or "import_answers" in name or "study_bonuses" in name or name.endswith("_invite")
+        else []
+    )
 
 
 @pytest.fixture(
@@ -166,7 +172,8 @@ def test_every_custom_admin_view_refuses_a_view_only_user_and_changes_nothing(re
         assert snapshot() == before, f"{name} changed something for a {kind}"
         walked.add(name)
     wanted = {"llm_collect_collectionrun_start", "llm_judging_judgingrun_add", "surveys_study_answers"}
-    wanted |= {"surveys_study_import_answers"}
+    wanted |= {"surveys_study_import_answers", "surveys_study_bonuses", "surveys_study_pay_bonuses"}
+    wanted |= {"surveys_study_invite"}
     assert wanted | {"surveys_study_select_answer"} <= walked
 
 

@@ -34,6 +34,7 @@ from .grouping import order_signs
 from .headline_test import (
     INTERVAL_NAME,
     MIN_DF,
+    WALD_FLOOR,
     HeadlineTest,
     _cr2_per_vignette,
     _judge_design_effect,
@@ -269,6 +270,10 @@ def joint_test(
     cr2 = bread @ (components.T @ components) @ bread
     judge_scores = x[row_of] * (weights[keep] * ((winners == a)[keep] - mu[row_of]))[:, None]
     design_effect = _judge_design_effect(judge_scores, codes(judges)[keep], codes(vignettes)[keep], bread)
+    # As headline_test: no SE below WALD_FLOOR x the model-based (Wald) SE of each coefficient.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        floor = np.where(np.diag(cr2) > 0, WALD_FLOOR**2 * np.diag(bread) / np.diag(cr2), 1.0)
+    design_effect = np.maximum(design_effect, np.nan_to_num(floor, nan=1.0, posinf=1.0))
     return JointTest(columns, cr2, design_effect, gg, hh)
 
 

@@ -1,9 +1,10 @@
-"""Which interval a question's table leads with, and when a number is not worth printing.
+"""What a question's table leads with (its Headline), how the other columns follow it, and when a number is
+not worth printing.
 
-The headline generalises over judges and vignettes (the judge x vignette cluster-robust interval, t with
-vignettes - 1 df). With fewer than MIN_VIGNETTES vignettes, or where the two-way variance is not positive,
-it cannot: the judge-robust interval leads instead, for the narrower question it answers (other judges,
-these answers), and `why` says so in words. docs/statistics.md has the coverage study behind the rule.
+The headline is the headline test (analysis.bradley_terry.headline_test: CR2 over vignettes with the judge
+design effect, Satterthwaite df per system), built by analysis.services.headline. Where it cannot generalise
+(fewer than 3 vignettes, one judge) the table leads with a narrower interval, labelled as such, and no p,
+Holm p or stars; `why` says so in words. docs/statistics.md has the rule and the coverage study behind it.
 """
 
 from __future__ import annotations
@@ -11,14 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from scipy import stats
+from .shapes import Headline, Interval, ItemEstimate, QuestionResult
 
-from .shapes import FALLBACK_KIND, HEADLINE_KIND, INTERVAL_KINDS, Headline, Interval, ItemEstimate, QuestionResult
-
-# Fewer vignettes than this: the two-way interval is not the headline. The coverage study (docs/statistics.md)
-# found it covering 0.93-0.98 from 3 vignettes up wherever its variance is positive; 2 vignettes (t with 1 df)
-# were not shown to work.
-MIN_VIGNETTES = 3
 # An SE above this on the log-odds scale (an odds ratio's interval spanning e^±20) says nothing: not estimable.
 MAX_SE = 10.0
 
@@ -34,72 +29,6 @@ def degenerate(estimate: float | None, se: float | None, *, reference: bool = Fa
     if se <= 0:
         return "zero-width interval: the data hold no variation to estimate it from"
     return ""
-
-
-def choose_headline(
-    *, estimates: list[float | None], reference: int, intervals: dict[str, Interval], n_vignettes: int, n_judges: int
-) -> Headline | None:
-    """The headline interval of one question from its stored intervals and maximum-likelihood `estimates`."""
-    why = _why_not_two_way(intervals.get(HEADLINE_KIND), estimates, reference, n_vignettes)
-    kind = FALLBACK_KIND if why else HEADLINE_KIND
-    chosen = intervals.get(kind)
-    if chosen is None:
-        return None
-    df = chosen.details.get("df")
-    df = int(df) if isinstance(df, int | float) else None
-    se, p, low, high, reasons = [], [], [], [], []
-    for k, estimate in enumerate(estimates):
-        error = chosen.se[k] if k < len(chosen.se) else None
-        reason = degenerate(estimate, error, reference=k == reference)
-        fine = not reason and k != reference
-        se.append(error if fine else (0.0 if k == reference else None))
-        p.append(_p(estimate, error, df) if fine and estimate is not None and error is not None else None)
-        low.append(chosen.ci_low[k] if fine else (0.0 if k == reference else None))
-        high.append(chosen.ci_high[k] if fine else (0.0 if k == reference else None))
-        reasons.append(reason)
-    described = INTERVAL_KINDS[kind]
-    return Headline(
-        kind,
-        described.label,
-        described.answers,
-        df,
-        n_vignettes,
-        n_judges,
-        chosen.level,
-        se,
-        p,
-        low,
-        high,
-        reasons,
-        why,
-    )
-
-
-def _why_not_two_way(two_way: Interval | None, estimates: list, reference: int, n_vignettes: int) -> str:
-    if n_vignettes < MIN_VIGNETTES:
-        return (
-            f"Only {n_vignettes} vignette{'s' if n_vignettes != 1 else ''}: too few to generalise over vignettes "
-            f"(the judge × vignette interval needs at least {MIN_VIGNETTES} to cover 95%). This interval "
-            "generalises over judges, for these answers."
-        )
-    if two_way is None:
-        return "The judge × vignette interval could not be computed here. This interval generalises over judges, for these answers."
-    not_positive = [
-        k
-        for k, estimate in enumerate(estimates)
-        if k != reference and estimate is not None and (k >= len(two_way.se) or two_way.se[k] is None)
-    ]
-    if not_positive:
-        return (
-            "The judge × vignette variance is not positive here (it can be, with few vignettes), so it cannot "
-            "say how far the results generalise over vignettes. This interval generalises over judges, for these answers."
-        )
-    return ""
-
-
-def _p(estimate: float, se: float, df: int | None) -> float:
-    z = abs(estimate / se)
-    return float(2 * (stats.norm.sf(z) if df is None else stats.t.sf(z, df)))
 
 
 WALD_KIND = "wald"
@@ -120,6 +49,8 @@ def led_by_headline(question: QuestionResult) -> QuestionResult:
     if headline is None or fit is None:
         return question
     items = [_led(item, headline, k) for k, item in enumerate(fit.items)]
+    if headline.interval == WALD_KIND:  # the narrower interval with one judge: the Wald one already leads
+        return replace(question, fit=replace(fit, items=items))
     wald = Interval(
         label=WALD_LABEL,
         answers=WALD_ANSWERS,
@@ -140,11 +71,15 @@ def _led(item: ItemEstimate, headline: Headline, k: int) -> ItemEstimate:
         return replace(item, estimate=None, se=None, z=None, p=None, ci_low=None, ci_high=None,
                        not_estimable=f"not estimable here: {reason}")  # fmt: skip
     se = headline.se[k]
-    z = item.estimate / se if se else None
+    z = item.estimate / se if se and headline.tested else None  # no test statistic where no test is shown
     return replace(item, se=se, z=z, p=headline.p[k], ci_low=headline.ci_low[k], ci_high=headline.ci_high[k])
 
 
 def headline_in_words(headline: Headline) -> str:
-    """ "Judge × answer robust CI, t with 11 df (12 vignettes, 400 judges)": what the lead columns are."""
-    df = f"t with {headline.df} df" if headline.df is not None else "normal reference"
-    return f"{headline.label}, {df} ({headline.n_vignettes} vignettes, {headline.n_judges} judges)"
+    """ "Judge × vignette CR2 CI, t with 4.1–9.8 df (Satterthwaite, per system); 12 vignettes, 400 judges": what
+    the lead columns are (the narrower interval's label says "no test")."""
+    counts = f"{headline.n_vignettes} vignette{'' if headline.n_vignettes == 1 else 's'}, {headline.n_judges} judges"
+    if not headline.tested:
+        return f"{headline.label}; {counts}"
+    df = headline.df_in_words() or "normal reference"
+    return f"{headline.label}, {df}; {counts}"

@@ -1,4 +1,4 @@
-"""What a refit stores, as typed dataclasses: one RunResults per AnalysisRun (schema version 3).
+"""What a refit stores, as typed dataclasses: one RunResults per AnalysisRun (schema version 4).
 
 Fitting builds these, `stored()` turns them into the JSON the AnalysisRun keeps, and `read()` (in
 versions.py) builds them back, upgrading runs stored in an older shape first. Readers (exports, plots,
@@ -34,11 +34,19 @@ INTERVAL_KINDS = {
         "(judges resampled with all their judgments; percentile interval)",
         "judges resampled",
     ),
+    "cr2_vignette": IntervalKind(
+        "Judge × vignette CR2 CI",
+        "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
+        "rank them the same way? (CR2 over vignettes with the judge design effect; t with Satterthwaite df per "
+        "system; docs/statistics.md)",
+        "judges and vignettes, CR2",
+    ),
     "two_way_robust": IntervalKind(
         "Judge × answer robust CI",
         "Judges and answers: would other judges, rating other answers of the same systems (other vignettes), "
-        "rank them the same way? (cluster-robust over judge and vignette; t with fewer clusters − 1 df; "
-        "none where the two-way variance estimate is not positive, as can happen with few vignettes)",
+        "rank them the same way? (cluster-robust over judge and vignette, inclusion–exclusion; t with fewer clusters − 1 "
+        "df; none where the two-way variance estimate is not positive). Shown for comparison: with few or unequal "
+        "vignettes it can come out near zero, which the headline's CR2 cannot.",
         "judges and vignettes, robust",
     ),
     "judge_robust": IntervalKind(
@@ -80,8 +88,8 @@ ALTERNATIVE_READINGS = {
 
 
 # The headline interval: the one the tables lead with and p, Holm p and stars come from (docs/statistics.md).
-HEADLINE_KIND = "two_way_robust"  # generalises over judges and vignettes
-FALLBACK_KIND = "judge_robust"  # with too few vignettes: generalises over judges, for these answers
+HEADLINE_KIND = "cr2_vignette"  # generalises over judges and vignettes: the test, with p, Holm p and stars
+NARROWER_KIND = "judge_robust"  # where no test is possible: generalises over judges, for these answers; no p
 WALD_READING = "conditional on these answers (each judgment independent)"
 
 
@@ -89,13 +97,16 @@ WALD_READING = "conditional on these answers (each judgment independent)"
 class Headline:
     """The interval a question's table leads with, per system in the systems' order, and why it is that one.
 
-    `interval` is an INTERVAL_KINDS key (the API's name for it); `why` says in words why the fallback leads ("" when the two-way
-    interval does); per system, `not_estimable` gives the reason its numbers are None ("" when they are not)."""
+    `interval` is an INTERVAL_KINDS key, or "wald" (the API's name for it). `tested`: the interval is the
+    headline test's (CR2 over vignettes), with p, Holm p and stars. Otherwise (too few vignettes, one judge)
+    it is a narrower interval shown without any p, and `why` says in words why there is no test. `df` per
+    system: the t reference of its interval (the Satterthwaite df of the headline test; None for the
+    reference and where there is none); per system, `not_estimable` gives the reason its numbers are None."""
 
     interval: str
     label: str
     answers: str
-    df: int | None
+    df: list[float | None]
     n_vignettes: int
     n_judges: int
     level: float
@@ -105,6 +116,46 @@ class Headline:
     ci_high: list[float | None]
     not_estimable: list[str]
     why: str = ""
+    tested: bool = True
+
+    def df_in_words(self) -> str:
+        """ "t with 6.9 df" or "t with Satterthwaite df 3.1–9.8 (per system)"; "" when no system has one."""
+        values = sorted(value for value in self.df if value is not None)
+        if not values:
+            return ""
+        if f"{values[0]:.3g}" == f"{values[-1]:.3g}":
+            return f"t with {values[0]:.3g} df"
+        return f"t with {values[0]:.3g}–{values[-1]:.3g} df (Satterthwaite, per system)"
+
+
+@dataclass(frozen=True)
+class SystemRank:
+    """One system's rank claim: its rank set (1 = best) and its interval in the simultaneous band."""
+
+    item: str
+    rank: int | None  # the estimates' order (ties share the better rank); None without an estimate
+    rank_low: int | None  # the rank set [rank_low, rank_high], jointly 95% for all systems; None: no claim
+    rank_high: int | None
+    band_low: float | None  # the simultaneous band (the reference: [0, 0]); None: no claim
+    band_high: float | None
+    claim: str  # "best with 95% confidence" only for the set {1}; else "rank 1–3", or why there is none
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """What a question supports about ranks (analysis/bradley_terry/ranks.py): the band and the rank sets.
+
+    `best` is the key of the system best with 95% confidence ("" when no rank set is the single rank 1);
+    `why_not` says why there is no band and no rank claim at all ("" when there are)."""
+
+    level: float
+    method: str
+    band_critical: float | None
+    band_df: float | None
+    ranks_df: float | None
+    best: str
+    items: list[SystemRank]
+    why_not: str = ""
 
 
 @dataclass(frozen=True)
@@ -200,6 +251,75 @@ class VignetteFit:
 
 
 @dataclass(frozen=True)
+class SetResult:
+    """One vignette set's abilities with the headline test of that set's judgments, in the systems' order."""
+
+    set: str
+    n_judgments: int
+    n_judges: int
+    n_vignettes: int
+    estimates: list[float | None]
+    se: list[float | None]
+    p: list[float | None]
+    ci_low: list[float | None]
+    ci_high: list[float | None]
+    df: list[float | None]
+    why_not: str = ""  # why this set has no test ("" when it has one)
+
+
+@dataclass(frozen=True)
+class SetDifference:
+    """A system's ability in set `sets[1]` minus its ability in `sets[0]`, with the headline test of that contrast;
+    p_holm is Holm's across the systems of the same two sets. The numbers are None where there is no test."""
+
+    system: str
+    sets: list[str]
+    estimate: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p: float | None
+    p_holm: float | None
+    df: float | None
+
+
+@dataclass(frozen=True)
+class BySet:
+    """A question's results per vignette set and each system's difference between the first set and each later one
+    (analysis/bradley_terry/sets.py); `interval` names the test."""
+
+    interval: str
+    level: float
+    sets: list[SetResult]
+    differences: list[SetDifference]
+
+
+@dataclass(frozen=True)
+class UnitFragility:
+    """The fewest units (judgments, judges or vignettes) whose removal, confirmed by refitting with the headline
+    test, makes a result not significant or flips its sign; `count` None when none of the sets tried did."""
+
+    unit: str  # "judgment", "judge" or "vignette"
+    count: int | None
+    of: int
+    judgments: int | None  # the judgments those units hold
+    of_judgments: int
+    approximate: int | None  # what the influence approximation alone said
+    refits: int
+    words: str  # "holds unless 14 of 2,016 judgments (0.7%) are dropped"
+
+
+@dataclass(frozen=True)
+class ClaimFragility:
+    """How fragile one significant result (a system against the reference, by the headline test) is."""
+
+    system: str
+    estimate: float
+    p: float
+    units: list[UnitFragility]
+
+
+@dataclass(frozen=True)
 class QuestionResult:
     """Everything fitted for one question; with no valid judgments only `problems` says why."""
 
@@ -220,6 +340,9 @@ class QuestionResult:
     split_half_reliability: float | None = None
     by_vignette: list[VignetteFit] = field(default_factory=list)
     headline: Headline | None = None  # None: stored before schema 3 (the table then leads with the Wald interval)
+    ranks: Ranks | None = None  # None: a run stored before rank claims, or a question with no fit
+    by_set: BySet | None = None  # None: the study's vignettes are one set (or the run was stored before sets)
+    fragility: list[ClaimFragility] = field(default_factory=list)  # per significant system; [] when none is
 
 
 @dataclass(frozen=True)

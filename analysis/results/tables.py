@@ -43,6 +43,7 @@ class SystemRow:
     wins: int
     losses: int
     not_estimable: str = ""  # "not estimable here: <reason>" in place of the numbers
+    df: float | None = None  # the t reference of the lead interval (the headline test's Satterthwaite df)
 
     def bounds(self, kind: str) -> Bounds:
         return next((b for b in self.intervals if b.kind == kind), Bounds(kind, None, None))
@@ -81,6 +82,7 @@ def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[Sys
         for name, _heading in alternative_columns(question)
         if name in question.alternative_fits and (fit := question.alternative_fits[name].fit)
     }
+    headline_df = question.headline.df if question.headline else []
     rows = []
     for k, item in enumerate(question.fit.items):
         intervals = []
@@ -109,6 +111,7 @@ def system_rows(question: QuestionResult, *, labels: dict[str, str]) -> list[Sys
                 wins=item.wins,
                 losses=item.losses,
                 not_estimable=item.not_estimable,
+                df=headline_df[k] if k < len(headline_df) and item.ci_low is not None else None,
             )
         )
     return rows

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .shapes import ALTERNATIVE_FITS, INTERVAL_KINDS, Halo, QuestionResult, RunResults, SystemAtFit, build, stored
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 
 def run_fields(fitted: RunResults) -> dict:
@@ -91,4 +91,28 @@ def _from_2_to_3(document: dict) -> dict:
     return {**document, "results": results}
 
 
-UPGRADES: dict[int, Callable[[dict], dict]] = {1: _from_1_to_2, 2: _from_2_to_3}
+def _from_3_to_4(document: dict) -> dict:
+    """Version 3 (until December 2026) led with the two-way interval (t with one df for the question) or, with too
+    few vignettes, the judge-robust one, each with p, Holm p and stars.
+
+    Version 4 keeps a df per system (the headline test's Satterthwaite df) and `tested`. Nothing is recomputed:
+    a version-3 two-way headline keeps its numbers (its df repeated per system); a judge-robust one could not
+    generalise over vignettes, so it is read as untested, without p, Holm p or stars, as today's runs show it."""
+    results = {}
+    for key, old in document["results"].items():
+        headline = old.get("headline")
+        if headline is None:
+            results[key] = old
+            continue
+        n = len(headline["se"])
+        tested = headline["interval"] != "judge_robust"
+        new = {**headline, "df": [headline["df"]] * n, "tested": tested}
+        if tested:
+            results[key] = {**old, "headline": new}
+            continue
+        new |= {"p": [None] * n, "why": f"{headline.get('why', '')} No test is shown (refit for today's rule).".strip()}
+        results[key] = {**old, "headline": new, "holm_p": [None] * n, "stars": [""] * n}
+    return {**document, "results": results}
+
+
+UPGRADES: dict[int, Callable[[dict], dict]] = {1: _from_1_to_2, 2: _from_2_to_3, 3: _from_3_to_4}

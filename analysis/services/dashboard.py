@@ -17,11 +17,15 @@ from ..results import (
     QuestionResult,
     RunResults,
     SystemAtFit,
+    UnitFragility,
     VignetteFit,
 )
 from ..results.headline import headline_in_words, led_by_headline
 from ..results.tables import SystemRow, alternative_columns, interval_columns, system_rows
+from ..set_plots import set_marks_in_words
+from .rank_claims import RankSection, rank_section
 from .refits import RefitOutcome, RefitRequest
+from .set_results import SetTable, set_table
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,16 @@ class AlternativeColumn:
     name: str
     heading: str
     reading: str  # how to read it, in a sentence under the table ("" for a fit we have no words for)
+
+
+@dataclass(frozen=True)
+class LabelledClaim:
+    """A significant result's fragility with the system's label."""
+
+    label: str
+    estimate: float
+    p: float
+    units: list[UnitFragility]
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,10 @@ class QuestionSection:
     marks_beside: str = ""  # the marks of the side-by-side plot (both studies' intervals)
     headline: Headline | None = None  # None: a run stored before the headline interval (it leads with Wald)
     headline_words: str = ""  # "Judge × answer robust CI, t with 11 df (12 vignettes, 400 judges)"
+    ranks: RankSection | None = None  # None: the run has no rank claims for this question (stored before them)
+    by_set: SetTable | None = None  # results per vignette set and the differences between sets, when it has sets
+    set_marks: str = ""  # the marks of the by-set plot, in words: its alt text
+    fragility: list[LabelledClaim] = field(default_factory=list)  # per significant system, how fragile it is
 
 
 @dataclass(frozen=True)
@@ -171,7 +189,18 @@ def _section(question: QuestionResult, *, labels: dict[str, str], label: str) ->
         bias_reduced_changes=_bias_reduced_changes(question, labels=labels),
         headline=question.headline,
         headline_words=headline_in_words(question.headline) if question.headline else "",
+        ranks=rank_section(question.ranks, labels=labels) if question.ranks else None,
+        by_set=_set_table(question, labels=labels),
+        set_marks=set_marks_in_words(question.by_set) if question.by_set else "",
+        fragility=[LabelledClaim(labels.get(c.system, c.system), c.estimate, c.p, c.units) for c in question.fragility],
     )
+
+
+def _set_table(question: QuestionResult, *, labels: dict[str, str]) -> SetTable | None:
+    if question.by_set is None or question.fit is None:
+        return None
+    systems = [item.item for item in question.fit.items]
+    return set_table(question.by_set, systems=systems, labels=labels, reference=question.fit.reference)
 
 
 # Estimates are shown to three decimals: a smaller change is no change a reader could see.

@@ -13,14 +13,18 @@ import numpy as np
 
 from .. import bradley_terry as bt
 from ..bradley_terry.labels import count_distinct, distinct
-from ..results import Halo, Headline, Interval, QuestionResult, VignetteFit
-from ..results.headline import choose_headline, degenerate
+from ..results import Halo, Interval, QuestionResult, VignetteFit
+from ..results.headline import degenerate
 from .alternatives import reported_fit, style_controlled
+from .claim_fragility import fragility_of_claims
+from .headline import headline_of, tested_p
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
 from .participant_draws import ParticipantReplicates, SplitDraws, resample_participants
+from .rank_claims import ranks_of
 from .reading import QuestionData
 from .records import effect_of, fit_of, json_safe, stars
+from .set_results import fit_by_set
 
 DEFAULT_PARAMETERS = {
     "order_effect": False,  # the method's estimates are plain BT; the order effect is reported beside them
@@ -29,6 +33,7 @@ DEFAULT_PARAMETERS = {
     "split_halves": 100,
     "style_per_words": 100,  # the style covariate: word-count difference (winner - loser) per 100 words
     "bias_reduced": False,  # the study's analysis setting: Firth's fit for the reported estimates
+    "fragility": True,  # how many judgments, judges and vignettes each significant result hinges on (refits)
 }
 
 
@@ -42,10 +47,12 @@ def fit_question(
     vignette_keys: dict,
     participant_replicates: ParticipantReplicates | None = None,
     split_draws: SplitDraws | None = None,
+    vignette_sets: dict[int, str] | None = None,
 ) -> QuestionResult:
     """Every estimate and diagnostic of one question; `participant_replicates` from `resample_participants`
     over all the study's questions (a refit), or else drawn for this question alone; `split_draws` keeps
-    the split halves drawn for one question for the next."""
+    the split halves drawn for one question for the next; `vignette_sets` (vignette id -> set) adds the results
+    per set and the differences between sets."""
     if participant_replicates is None:
         (participant_replicates,) = resample_participants(
             [data], n_items=len(systems), reference=reference, parameters=parameters
@@ -64,9 +71,10 @@ def fit_question(
     plain = fit_judged(judged, first=judged.first_in_estimates())
     main, alternatives, problems = reported_fit(judged, plain=plain)
     intervals = _intervals(judged, plain=plain, rng=rng)
-    headline = _headline(judged, plain=plain, intervals=intervals)
-    # p, Holm p and stars are the headline's; the Wald ones (conditional on these answers) stay in `fit`.
-    tested = main.p if headline is None else np.array([np.nan if p is None else p for p in headline.p])
+    headline = headline_of(judged, plain=plain, intervals=intervals)
+    # p, Holm p (across the tested systems) and stars are the headline test's: none where it has no test. The
+    # Wald ones (conditional on these answers) stay in `fit`.
+    tested = tested_p(headline)
     ordered = fit_judged(judged, first=judged.first)
     return QuestionResult(
         question=data.key,
@@ -86,16 +94,9 @@ def fit_question(
         split_half_reliability=json_safe(_split_half(judged, rng=rng, draws=split_draws or SplitDraws())),
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
         headline=headline,
-    )
-
-
-def _headline(judged: Judged, *, plain: bt.BTResult, intervals: dict[str, Interval]) -> Headline | None:
-    return choose_headline(
-        estimates=json_safe(plain.estimates),
-        reference=judged.reference,
-        intervals=intervals,
-        n_vignettes=count_distinct(judged.vignettes),
-        n_judges=count_distinct(judged.clusters),
+        ranks=ranks_of(judged, plain=plain),
+        by_set=fit_by_set(judged, vignette_sets=vignette_sets) if vignette_sets else None,
+        fragility=fragility_of_claims(judged) if parameters.get("fragility", True) else [],
     )
 
 

@@ -43,7 +43,10 @@ def study_progress(*, study: Study) -> dict:
         "by_status": [{"status": s, "label": labels.get(s, s), "count": n} for s, n in sorted(by_status.items())],
         "exclusions": [{"reason": r, "label": reasons.get(r, r), "count": n} for r, n in sorted(exclusions.items())],
         "median_minutes": round(statistics.median(minutes), 1) if minutes else None,
-        "median_minutes_start_to_finish": _median_minutes_start_to_finish(people),
+        "median_minutes_start_to_finish": (to_finish := _median_minutes_start_to_finish(people)),
+        # A page answered without being loaded (simulate_judges posts directly) is timed from its reservation at
+        # arrival, not from being shown: summed, such pages can exceed the whole visit, which the dashboard says.
+        "judging_exceeds_visit": bool(minutes and to_finish is not None and statistics.median(minutes) > to_finish),
     }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Generator, Iterator
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
@@ -31,6 +31,8 @@ from .hash_text import decimal_lines
 # Rows per chunk: a chunk's arrays (and, on SQLite, its tuples) stay a few MB.
 CHUNK_ROWS = 100_000
 # Columns read per judgment, in this order; every one a bigint, so PostgreSQL's rows have a fixed width.
+# The set of a vignette left without one in a study whose other vignettes have sets.
+NO_SET = "(no set)"
 COLUMNS = ("id", "question_id", "winner_id", "loser_id", "shown_first", "participant", "vignette")
 
 
@@ -67,6 +69,8 @@ class StudyData:
     judgment_count: int
     participant_count: int
     data_hash: str
+    # Each vignette's set by id, in the study's vignette order; empty when the study's vignettes are one set.
+    vignette_sets: dict[int, str] = field(default_factory=dict)
 
 
 def answer_word_counts(*, study: Study) -> dict[int, int]:
@@ -135,7 +139,15 @@ def read_study_data(*, study: Study) -> StudyData:
         judgment_count=len(participant_codes),
         participant_count=len(participant_ids),
         data_hash=digest.hexdigest(),
+        vignette_sets=vignette_sets(study=study),
     )
+
+
+def vignette_sets(*, study: Study) -> dict[int, str]:
+    """Each vignette's set by id, in the study's order ("(no set)" for one left out); {} when its vignettes are all
+    in one set."""
+    sets = {pk: name or NO_SET for pk, name in study.vignettes.order_by("position", "id").values_list("id", "set")}
+    return sets if len(set(sets.values())) > 1 else {}
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,7 @@ def _fit_questions(data: StudyData, *, parameters: dict, phases: dict[str, float
                     vignette_keys=data.vignette_keys,
                     participant_replicates=participant_replicates[position],
                     split_draws=split_draws,
+                    vignette_sets=data.vignette_sets,
                 )
             )
         del question

@@ -207,7 +207,8 @@ def record_retryable(row: LLMCall, token: str, exc: client.Retryable, *, retries
     # provider asked for 1 s). limits.penalise has already pushed every worker's next slot past it.
     told_when = exc.retry_after is not None
     again = TryAgain(str(exc), retry_after=exc.retry_after, backoff=not told_when, retries=retries)
-    body = {"status": exc.status, "body": exc.body[:5000]} if exc.status else {}
+    # What the provider said, parsed (client.provider_error): never its raw body, shown to researchers in the admin.
+    body = {"status": exc.status, "error": client.provider_error(exc.body)} if exc.status else {}
     move(
         row, token=token, to=Status.PENDING, event="retryable error", error=str(exc), not_before=again.due,
         raw_response=body,

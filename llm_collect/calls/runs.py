@@ -24,7 +24,9 @@ def missing_keys(configured: list) -> list[str]:
     problems = []
     for one in configured:
         try:
-            client.api_key(target_for(one))
+            target = target_for(one)
+            client.check_key_allowed(target, resolve=True)
+            client.api_key(target)
         except client.MissingKey as exc:
             problems.append(str(exc))
     return problems

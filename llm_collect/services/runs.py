@@ -10,6 +10,7 @@ from surveys.models import Answer, AuditEvent, Study, System, Vignette
 from surveys.services.audit import record_event
 
 from .. import calls
+from ..calls.estimates import CallsEstimate, calls_to_make, estimate_calls
 from ..calls.runs import existing_or_created, plan
 from ..calls.states import ask_again
 from ..models import CollectionRun, Generation
@@ -64,6 +65,36 @@ def start_collection(
     return run
 
 
+def preview_collection(
+    *, study: Study, system_keys: list[str] | None = None, samples: int = 5, retry_failed: bool = False
+) -> list[CallsEstimate]:
+    """What `start_collection` would ask of each system, and its estimated cost; nothing written or queued."""
+    if samples < 1:
+        raise ValidationError("Ask for at least one sample.")
+    systems = systems_to_ask(study, system_keys)
+    vignettes = list(study.vignettes.values_list("pk", flat=True))
+    if not vignettes:
+        raise ValidationError(f"Study '{study.slug}' has no vignettes.")
+    rows = Generation.objects.filter(system__in=systems, vignette__study=study, sample__lte=samples)
+    statuses = {
+        (g.system_id, g.vignette_id, g.sample): g.status for g in rows.only("system", "vignette", "sample", "status")
+    }
+    answered = Answer.objects.filter(system__in=systems, vignette__study=study, sample__lte=samples)
+    statuses |= {key: Generation.Status.DONE for key in answered.values_list("system_id", "vignette_id", "sample")}
+    return [
+        estimate_calls(
+            system,
+            calls=calls_to_make(
+                statuses,
+                ((system.pk, v, n) for v in vignettes for n in range(1, samples + 1)),
+                retry_failed=retry_failed,
+            ),
+            earlier=Generation.objects.filter(system=system),
+        )
+        for system in systems
+    ]
+
+
 def generations_for(run: CollectionRun, systems: list[System], vignettes: list[Vignette], samples: int) -> list:
     """Every Generation the run wants, sample-major, then vignette, then system (providers interleave in the
     queue, first samples go first); missing ones made in bulk, already DONE where an Answer exists."""
@@ -90,15 +121,42 @@ def generations_for(run: CollectionRun, systems: list[System], vignettes: list[V
     return [found[key] for key in wanted]
 
 
-@transaction.atomic
-def retry_generations(*, generation_ids: list[int]) -> int:
-    """Give failed or invalid rows (refused and blocked included) a fresh set of attempts and queue them."""
-    rows = Generation.objects.filter(
+def _to_ask_again(generation_ids: list[int]):
+    return Generation.objects.filter(
         pk__in=generation_ids, status__in=[Generation.Status.FAILED, Generation.Status.INVALID]
-    )
-    ids = [gen.pk for gen in rows if ask_again(gen)]
-    queue(ids)
-    return len(ids)
+    ).select_related("system", "vignette__study")
+
+
+def preview_retry(*, generation_ids: list[int]) -> list[CallsEstimate]:
+    """What 'Ask again' would ask of each system (only failed or invalid rows are), and its estimated cost."""
+    per_system: dict[int, list[Generation]] = {}
+    for gen in _to_ask_again(generation_ids):
+        per_system.setdefault(gen.system_id, []).append(gen)
+    return [
+        estimate_calls(rows[0].system, calls=len(rows), earlier=Generation.objects.filter(system_id=system_id))
+        for system_id, rows in per_system.items()
+    ]
+
+
+@transaction.atomic
+def retry_generations(*, generation_ids: list[int], user=None) -> int:
+    """Give failed or invalid rows (refused and blocked included) a fresh set of attempts and queue them;
+    audited per study (paid calls)."""
+    rows = list(_to_ask_again(generation_ids))
+    asked = [gen for gen in rows if ask_again(gen)]
+    queue([gen.pk for gen in asked])
+    studies: dict[int, list[Generation]] = {}
+    for gen in asked:
+        studies.setdefault(gen.vignette.study_id, []).append(gen)
+    for study_rows in studies.values():
+        record_event(
+            action=AuditEvent.Action.COLLECTION_RETRIED,
+            user=user,
+            study=study_rows[0].vignette.study,
+            generations=[gen.pk for gen in study_rows],
+            systems=sorted({gen.system.key for gen in study_rows}),
+        )
+    return len(asked)
 
 
 def sweep_generations(*, older_than_minutes: float | None = None) -> int:

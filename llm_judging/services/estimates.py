@@ -9,7 +9,10 @@ Per judge model × question:
   when the judge predicts them well. ``worth_human_judgments`` is the human sample size that would give
   the PPI standard error on its own (the human-only variance scaled as 1 / n).
 Both the PPI and the human-only interval here are vignette-clustered (ppi.py: a vignette's cells share its
-answers, so judgments on them are correlated), with t(G - 1), G the vignettes the humans judged. Where the judge
+answers, so judgments on them are correlated), with t(G - 1), G the vignettes of the estimating equation (the
+humans' vignettes, and with lambda > 0 the judge's too). They follow the dashboard's vignette rule
+(analysis.bradley_terry.headline_test.MIN_VIGNETTES): with fewer than 3 vignettes no interval is shown and
+``why_no_interval`` says why. Where the judge
 judged only cells the humans judged, each once, with equal humans per cell, the lambda term cancels: lambda is 0,
 PPI is the human-only estimate and the judge is worth nothing (``why_no_help`` says so on the page).
 Participants are not a clustering dimension here (each judges few cells, spread over vignettes).
@@ -24,13 +27,14 @@ from typing import Any
 import numpy as np
 
 from analysis.bradley_terry import fit
+from analysis.bradley_terry.headline_test import MIN_VIGNETTES
 
 from .. import ppi
 from ..ppi import PPIResult
 from .data import StudyPicks, read_study_picks
 
 MIN_HUMAN = 10  # fewer labelled rows than this: no PPI estimate (the sandwich variance would be meaningless)
-MIN_VIGNETTES = 2  # a cluster-robust variance needs at least two clusters
+MIN_HUMAN_VIGNETTES = 2  # the humans' part of a cluster-robust variance needs at least two of their vignettes
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class EstimateRow:
     worth_human_judgments: float | None
     vignettes: int = 0  # clusters (vignettes) holding the human rows; the interval's t has vignettes - 1 df
     extra_cells: int = 0  # judged cells without a human judgment on this question: where a judge's help comes from
+    why_no_interval: str = ""  # why the PPI (or human-only) interval is not shown, in words ("" when it is)
 
 
 def compared_systems(data: StudyPicks) -> list[str]:
@@ -103,7 +108,7 @@ def ppi_results(data: StudyPicks, *, judge: str, question: str) -> Calibrated | 
     share = {cell: float(np.mean(votes)) for cell, votes in predicted.items()}
     labelled = [p for p in data.human if p.question == question and p.cell in share]
     vignettes = [data.cells[p.cell].vignette for p in labelled]
-    if len(labelled) < MIN_HUMAN or len(set(vignettes)) < MIN_VIGNETTES:
+    if len(labelled) < MIN_HUMAN or len(set(vignettes)) < MIN_HUMAN_VIGNETTES:
         return None
 
     def rows(cells):
@@ -125,6 +130,22 @@ def ppi_results(data: StudyPicks, *, judge: str, question: str) -> Calibrated | 
     human = ppi.classical_logistic(X, Y, clusters=vignettes)
     others = [s for s in systems if s != data.reference]
     return Calibrated(calibrated, human, others, len(cells), extra)
+
+
+def _enough_vignettes(result: PPIResult) -> bool:
+    return (result.clusters or 0) >= MIN_VIGNETTES and bool(np.all(np.isfinite(result.se)))
+
+
+def _why_no_interval(pp: PPIResult, human: PPIResult) -> str:
+    """Why an interval is withheld, in words: the dashboard's rule (too few vignettes to generalise over)."""
+    if _enough_vignettes(pp) and _enough_vignettes(human):
+        return ""
+    counted = pp.clusters if not _enough_vignettes(pp) else human.clusters
+    which = "PPI and human-only intervals" if not _enough_vignettes(pp) else "human-only interval"
+    return (
+        f"No {which}: only {counted} vignette{'' if counted == 1 else 's'} in the estimating equation; results cannot "
+        f"be generalised to other vignettes from fewer than {MIN_VIGNETTES}."
+    )
 
 
 def why_no_help(row: EstimateRow) -> str | None:
@@ -163,13 +184,15 @@ def row(question, judge, system, item, calibrated: Calibrated | None, k) -> Esti
     values.update(human_high=None, lam=None, n_human=0, n_cells=0, worth_human_judgments=None)
     if calibrated:
         pp, human = calibrated.ppi, calibrated.human
+        ppi_shown, human_shown = _enough_vignettes(pp), _enough_vignettes(human)
         values.update(
             ppi_estimate=float(pp.estimate[k]),
-            ppi_low=float(pp.ci_low[k]),
-            ppi_high=float(pp.ci_high[k]),
+            ppi_low=float(pp.ci_low[k]) if ppi_shown else None,
+            ppi_high=float(pp.ci_high[k]) if ppi_shown else None,
             human_estimate=float(human.estimate[k]),
-            human_low=float(human.ci_low[k]),
-            human_high=float(human.ci_high[k]),
+            human_low=float(human.ci_low[k]) if human_shown else None,
+            human_high=float(human.ci_high[k]) if human_shown else None,
+            why_no_interval=_why_no_interval(pp, human),
             lam=pp.lam,
             n_human=pp.n,
             n_cells=calibrated.n_cells,

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from llm_collect import calls
+from llm_collect.calls.estimates import CallsEstimate, calls_to_make, estimate_calls
 from llm_collect.calls.runs import existing_or_created, plan
 from surveys.models import AuditEvent, Cell, Study, System
 from surveys.services.audit import record_event
@@ -77,6 +78,43 @@ def start_judging_run(
         paid = {"run": run.pk, "planned": run.planned, "judges": [j.key for j in judges], "samples": samples}
         record_event(action=AuditEvent.Action.JUDGING_STARTED, user=user, study=study, **paid)
     return run
+
+
+def preview_judging_run(
+    *,
+    study: Study,
+    judges: list[JudgeModel],
+    samples: int = 1,
+    orders: str = JudgingRun.Orders.BOTH,
+    retry_failed: bool = False,
+) -> list[CallsEstimate]:
+    """What `start_judging_run` would ask of each judge, and its estimated cost; nothing written or queued."""
+    if samples < 1:
+        raise ValidationError("Ask for at least one sample.")
+    if not judges:
+        raise ValidationError("Choose at least one judge model.")
+    cells = list(study.cells.values_list("pk", flat=True))
+    if not cells:
+        raise ValidationError(f"Study '{study.slug}' has no cells yet: they are made when it goes live.")
+    kinds = [JudgeCall.Order.AB.value, JudgeCall.Order.BA.value]
+    kinds = kinds if orders == JudgingRun.Orders.BOTH else kinds[:1]
+    rows = JudgeCall.objects.filter(judge__in=judges, cell__study=study, sample__lte=samples)
+    statuses = {
+        (c.judge_id, c.cell_id, c.order, c.sample): c.status
+        for c in rows.only("judge", "cell", "order", "sample", "status")
+    }
+    return [
+        estimate_calls(
+            judge,
+            calls=calls_to_make(
+                statuses,
+                ((judge.pk, cell, order, n) for cell in cells for order in kinds for n in range(1, samples + 1)),
+                retry_failed=retry_failed,
+            ),
+            earlier=JudgeCall.objects.filter(judge=judge),
+        )
+        for judge in judges
+    ]
 
 
 def judge_calls_for(run: JudgingRun, judges: list[JudgeModel], cells: list[Cell]) -> list[JudgeCall]:

@@ -6,7 +6,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localtime
 
 from ..models import Assignment, Cell, Judgment, Participant, ProlificEvent
-from ..services.participation import Event, apply_event
+from ..services.participation import exclude_by_researcher
 from ..services.teams import studies_for
 from .bonuses import pay_bonus_to_participants
 from .teams import TeamScoped
@@ -92,10 +92,7 @@ class ParticipantAdmin(TeamScoped, admin.ModelAdmin):
         description="Exclude (their judgments leave the analysis, their places reopen)", permissions=["change"]
     )
     def exclude_by_researcher(self, request, queryset):
-        reopened = sum(
-            apply_event(participant=participant, event=Event.EXCLUDED_BY_RESEARCHER).released
-            for participant in queryset
-        )
+        reopened = exclude_by_researcher(participants=queryset.select_related("study"), by=request.user)
         self.message_user(
             request,
             f"{queryset.count()} participants excluded by the researcher; {reopened} judging places reopened.",

@@ -9,7 +9,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 
 from ..models import DEFAULT_ATTENTION_OPTIONS, AuditEvent, Study, StudyMembership, System
 from ..prolific import POLICY_HELP
@@ -19,6 +19,7 @@ from ..services.audit import record_event
 from ..services.authenticity_report import counts_in_words
 from ..services.design_warnings import design_warnings
 from ..services.freezing import FROZEN_STUDY_FIELDS, StudyFrozen, check_editable, frozen_reason, is_frozen
+from ..services.languages import interface_languages, language_warnings
 from ..services.lifecycle import end_of_survey, launch_warnings, missing_for_live
 from ..services.teams import can_act, remove_member, set_member
 from .answer_import import AnswerImportPage
@@ -30,12 +31,20 @@ from .study_answers import StudyAnswersPages
 from .study_form import ELIGIBILITY_FIELDS, StudyForm
 from .study_links import StudyLinks
 from .study_parts import QuestionInline, SystemInline, VignetteInline, method_questions
+from .team_page import StudyTeamPage
 from .teams import MembershipInline, TeamScoped
 
 
 @admin.register(Study)
 class StudyAdmin(
-    TeamScoped, StudyLinks, AnswerImportPage, StudyActions, StudyAnswersPages, StudyBonusPages, admin.ModelAdmin
+    TeamScoped,
+    StudyLinks,
+    StudyTeamPage,
+    AnswerImportPage,
+    StudyActions,
+    StudyAnswersPages,
+    StudyBonusPages,
+    admin.ModelAdmin,
 ):
     study_path = ""  # the rows are the studies
     form = StudyForm
@@ -145,7 +154,8 @@ class StudyAdmin(
             except StudyFrozen as exc:  # refused whole, with the reason: nothing of this POST is saved
                 self.message_user(request, " ".join(exc.messages), messages.ERROR)
                 return redirect(request.path)
-        if study is not None and is_frozen(study) and request.method == "GET":  # say why the fields are read-only
+        if study is not None and is_frozen(study) and request.method == "GET" and can_act(request.user, study):
+            # say why the fields are read-only (to a viewer every field is, frozen or not: nothing to explain)
             self.message_user(request, frozen_reason(study), messages.WARNING)
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -172,11 +182,8 @@ class StudyAdmin(
             return super().save_formset(request, form, formset, change)
         # The team changes through the service: each change audited, the last owner kept.
         study = form.instance
-        for member in formset.save(commit=False):
-            moved_from = StudyMembership.objects.filter(pk=member.pk).exclude(user=member.user).first()
+        for member in formset.save(commit=False):  # role changes (members join through the invitation page)
             set_member(study=study, user=member.user, role=member.role, by=request.user)
-            if moved_from:
-                remove_member(study=study, user=moved_from.user, by=request.user)
         for gone in formset.deleted_objects:
             remove_member(study=study, user=gone.user, by=request.user)
         return None
@@ -233,6 +240,9 @@ class StudyAdmin(
             study = form.instance
             study.reference_system = study.systems.get(key=key)
             study.save(update_fields=["reference_system"])
+        if not change or "language" in form.changed_data:  # said where the language is chosen, once it is saved
+            for warning in language_warnings(form.instance):
+                self.message_user(request, f"Language: {warning}.", messages.WARNING)
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         form = super().get_form(request, obj, change, **kwargs)
@@ -241,6 +251,11 @@ class StudyAdmin(
             reference = form.base_fields["reference_system"]
             assert isinstance(reference, forms.ModelChoiceField)
             reference.queryset = systems
+        if "language" in form.base_fields:
+            language = form.base_fields["language"]
+            said = [f"Interface translations ship for: {', '.join(interface_languages())}."]
+            said += [f"Now: {warning}." for warning in (language_warnings(obj) if obj else [])]
+            language.help_text = f"{language.help_text} {escape(' '.join(said))}"  # help text is shown unescaped
         return form
 
     @admin.display(description="Ready to go live?")
@@ -248,7 +263,7 @@ class StudyAdmin(
         if study.pk is None or study.status != Study.Status.DRAFT:
             return "—"
         problems = missing_for_live(study)
-        warnings = [*launch_warnings(study), *design_warnings(study)]
+        warnings = [*launch_warnings(study), *design_warnings(study), *language_warnings(study)]
         notes = "".join(f" Note: {warning}." for warning in warnings)
         ready = "Yes." if not problems else "Missing: " + "; ".join(problems) + "."
         return f"{ready}{notes} At the end: {end_of_survey(study)}."

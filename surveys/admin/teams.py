@@ -4,7 +4,6 @@ viewers look but not act (the rules: surveys/services/teams.py)."""
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
 from django.http import HttpResponseRedirect
 
@@ -132,26 +131,23 @@ class MembershipFormSet(forms.BaseInlineFormSet):
 
 
 class MembershipInline(admin.TabularInline):
-    """The study's team on its page: only its owners (and superusers) change it; saved by StudyAdmin."""
+    """The study's team on its page: only its owners (and superusers) change roles or remove members; saved
+    by StudyAdmin. Colleagues join through "Invite a colleague" (team_page.py), never by picking from a list
+    of every staff account (which would show an owner the names of other teams' members)."""
 
     model = StudyMembership
     formset = MembershipFormSet
     extra = 0
     fields = ["user", "role", "added_at"]
-    readonly_fields = ["added_at"]
+    readonly_fields = ["user", "added_at"]
     verbose_name = "team member"
-    verbose_name_plural = "Team (owners change it; viewers only look, researchers and owners act)"
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "user":
-            kwargs["queryset"] = get_user_model().objects.filter(is_staff=True, is_active=True)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+    verbose_name_plural = 'Team (owners change roles and remove members; add one with "Invite a colleague" above)'
 
     def _owner(self, request, obj) -> bool:
         return obj is not None and obj.pk is not None and can_change_team(request.user, obj)
 
     def has_add_permission(self, request, obj=None):
-        return self._owner(request, obj)
+        return False  # through the invitation page: found or created, told, and audited as invited
 
     def has_change_permission(self, request, obj=None):
         return self._owner(request, obj)

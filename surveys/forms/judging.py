@@ -181,8 +181,8 @@ class PairForm(forms.Form):
     """One forced choice between Answer A and Answer B per question of the study, nothing preselected.
 
     The fields depend only on the questions as shown (key and text in the active language), so they are
-    built once per such list and shared by the forms, which only read them: building five choice fields
-    anew took a tenth of a judging page's time.
+    built once per such list and each form gets its own copy of them (a form may set a widget's attributes;
+    forms are built in many threads at once): copying is cheaper than building five choice fields anew.
     """
 
     def __init__(self, *args, questions: list[Question], **kwargs):
@@ -191,7 +191,7 @@ class PairForm(forms.Form):
         shown = tuple(
             (question.key, f"{number}. {question_text(question)}") for number, question in enumerate(questions, 1)
         )
-        self.fields.update(_pair_fields(shown))
+        self.fields.update(copy.deepcopy(_pair_fields(shown)))
 
     def picks(self) -> dict[str, str]:
         return {question.key: self.cleaned_data[question.key] for question in self.questions}

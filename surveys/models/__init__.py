@@ -12,6 +12,7 @@ from .entry import EntryAttempt
 from .judging import Assignment, Cell, Judgment, JudgmentQuerySet, Participant
 from .prolific import Bonus, BonusPayment, ProlificEvent
 from .respondents import Invitation, Respondent, RespondentTask, new_invitation_token
+from .snapshots import StudySnapshot
 from .study import DEFAULT_ATTENTION_OPTIONS, DEFAULT_ATTENTION_PROMPT, METHOD_QUESTIONS, Study
 from .study_parts import METHOD_QUESTION_LABELS, Question, System, Vignette, question_label
 from .teams import AuditEvent, StudyMembership
@@ -42,6 +43,7 @@ __all__ = [
     "RespondentTask",
     "Study",
     "StudyMembership",
+    "StudySnapshot",
     "System",
     "Vignette",
     "new_invitation_token",

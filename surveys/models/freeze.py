@@ -59,7 +59,7 @@ class FrozenContentQuerySet(models.QuerySet):
         if freeze_is_lifted() or (fields is not None and not set(fields) - model.WRITABLE_WHEN_LIVE):
             return
         if self.filter(model.frozen_rows()).exists():
-            raise StudyFrozen(frozen_message(f"A {model._meta.verbose_name}"))
+            raise StudyFrozen(frozen_message(f"One of these {model._meta.verbose_name_plural}"))
 
     def update(self, **kwargs):
         self._refuse_frozen(kwargs)

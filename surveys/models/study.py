@@ -239,6 +239,11 @@ class Study(models.Model):
         help_text="{character_name} and {vignette} are filled in. Empty: the method's instrument and its five questions.",
     )
 
+    # What participants are shown (models/snapshots.py): written on going live, replaced only by a data fix.
+    snapshot = models.ForeignKey(
+        "StudySnapshot", null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+"
+    )
+
     created_at = models.DateTimeField(default=timezone.now)
     went_live_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)

@@ -44,10 +44,12 @@ class AuditEvent(models.Model):
     class Action(models.TextChoices):
         WENT_LIVE = "went_live", "Went live"
         CLOSED = "closed", "Closed"
+        SNAPSHOT_REPLACED = "snapshot_replaced", "Snapshot replaced (a data fix on a live study)"
         PROLIFIC_PUBLISHED = "prolific_published", "Published on Prolific"
         PROLIFIC_DRAFT_CREATED = "prolific_draft_created", "Prolific draft created"
         PROLIFIC_LINKED = "prolific_linked", "Prolific study linked or unlinked"
-        PARTICIPANT_EXCLUDED = "participant_excluded", "Participant excluded"
+        PARTICIPANT_EXCLUDED = "participant_excluded", "Participants excluded by the researcher"
+        WRITERS_ASKED_TO_RETURN = "writers_asked_to_return", "Answer writers asked to return (unpaid)"
         PROLIFIC_PLACES_ADDED = "prolific_places_added", "Places added on Prolific (paid)"
         PROLIFIC_REVIEWED = "prolific_reviewed", "Submissions reviewed on Prolific (approved, rejected, returns)"
         PROLIFIC_BONUSES_PAID = "prolific_bonuses_paid", "Bonuses paid on Prolific"

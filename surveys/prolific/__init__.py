@@ -10,8 +10,9 @@
   excluded ("no Prolific submission"; verification.py), and `verification_counts` shows where a study stands.
 - `verify_webhook` checks Prolific's webhook signature: base64(HMAC-SHA256(secret, timestamp + body)),
   sent as X-Prolific-Request-Signature with X-Prolific-Request-Timestamp (UNIX seconds), on the raw bytes before
-  anything is parsed; `receive_webhook` then reads the event, deduplicates it on X-Event-ID and applies it in the
-  order of X-Timestamp (an older event than the status applied is "stale").
+  anything is parsed; `receive_webhook` then reads the event, deduplicates it on a digest of the signed content
+  (never a header) and applies it in the order of X-Timestamp capped at the signed timestamp (an older event than
+  the status applied is "stale").
 
 Modules: statuses (statuses in, reconciliation), verification (only real submissions count), webhooks (signature and
 events), errors (what the webhook refuses; the view picks the HTTP status), review (decisions out and POLICY_HELP), drafts (the study on Prolific, from the admin: create or update the draft, publish, add places).

@@ -2,8 +2,14 @@
 
 Order of checks (README, Prolific section): size (before reading), signature over the raw bytes (before any parsing), then
 the JSON (nesting depth scanned first, without recursion), the fields, the status. Prolific's headers:
-X-Prolific-Request-Signature / X-Prolific-Request-Timestamp sign the request; X-Event-ID is the same for every
-redelivery of one event (the dedupe key); X-Timestamp is when Prolific sent the event (the order key).
+X-Prolific-Request-Signature / X-Prolific-Request-Timestamp sign the request (timestamp + body); a timestamp more than
+5 minutes from our clock is refused. Only what the signature covers is trusted:
+
+- the event's identity (the dedupe key) is a digest of the signed body's content, so a captured body resent, with
+  any X-Event-ID or spacing, is a duplicate; X-Event-ID is not read;
+- the order key is X-Timestamp (when the status changed, unsigned) only when it is no later than the signed
+  timestamp, else the signed timestamp: no header can date an event after it was signed, so none can make a
+  genuine later event "stale".
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ import hmac
 import json
 import logging
 import math
-import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,7 +34,6 @@ WEBHOOK_TOLERANCE_SECONDS = 5 * 60
 WEBHOOK_MAX_BYTES = 64 * 1024  # a Prolific event is a few hundred bytes
 WEBHOOK_MAX_DEPTH = 8  # Prolific's events are flat objects
 KNOWN_STATUSES = frozenset(s.value for s in SubmissionStatus if s.value)
-EVENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # The event's fields as Prolific sends them: name -> (required, longest).
 FIELDS = {"event_type": (True, 64), "resource_id": (True, 64), "status": (False, 24), "participant_id": (False, 64)}
 
@@ -140,7 +144,7 @@ def read_event(*, body: bytes, headers) -> WebhookEvent:
                 f"Unknown submission status {status!r}: expected one of {', '.join(sorted(KNOWN_STATUSES))}. "
                 "Nothing was stored."
             )
-    return WebhookEvent(payload=payload, event_id=_event_id(headers), sent_at=_sent_at(headers))
+    return WebhookEvent(payload=payload, event_id=webhook_event_id(payload), sent_at=_sent_at(headers))
 
 
 def _storable(payload: dict) -> bool:
@@ -158,32 +162,23 @@ def _storable(payload: dict) -> bool:
     return True
 
 
-def _event_id(headers) -> str | None:
-    value = headers.get("X-Event-ID", "")
-    if not value:
-        return None
-    if not EVENT_ID.match(value):
-        raise MalformedWebhook("X-Event-ID must be 1 to 128 letters, digits, '.', '_', ':' or '-'.")
-    return value
-
-
-def _sent_at(headers) -> datetime | None:
+def _sent_at(headers) -> datetime:
+    """When the event happened: X-Timestamp, but never later than the signed timestamp (whole seconds, so + 1)."""
+    signed = _unix_seconds(
+        headers.get("X-Prolific-Request-Timestamp", ""), "X-Prolific-Request-Timestamp", InvalidWebhook
+    )
     value = headers.get("X-Timestamp", "")
-    if not value:
-        return None
-    return datetime.fromtimestamp(_unix_seconds(value, "X-Timestamp", MalformedWebhook), tz=UTC)
+    said = _unix_seconds(value, "X-Timestamp", MalformedWebhook) if value else signed
+    return datetime.fromtimestamp(min(said, signed + 1), tz=UTC)
 
 
 def webhook_event_id(payload: dict) -> str:
-    """The dedupe key when the request has no X-Event-ID: an id in the payload, else a digest of the event.
+    """The dedupe key: a digest of the signed event's content (key order and spacing aside), never a header.
 
-    A submission reaches each status once, so the same (type, submission, status) is a repeat.
+    A submission reaches each status once, so the same content is a repeat (a redelivery, or a replay).
     """
-    for key in ("event_id", "id"):
-        if isinstance(payload.get(key), str | int) and payload.get(key):
-            return str(payload[key])[:128]
-    key = "|".join(str(payload.get(k, "")) for k in ("event_type", "resource_id", "status"))
-    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+    content = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def receive_webhook(*, body: bytes, headers, secret: str, now: float | None = None) -> Applied:
@@ -202,8 +197,8 @@ def receive_webhook(*, body: bytes, headers, secret: str, now: float | None = No
 def receive_webhook_event(*, payload: dict, event_id: str | None = None, sent_at: datetime | None = None) -> Applied:
     """A verified event: apply submission status changes once; other event types are ignored.
 
-    `event_id` is the X-Event-ID header (the payload's digest without one); `sent_at` its X-Timestamp: an event
-    older than the status already applied is recorded but changes nothing ("stale").
+    `event_id` is the digest of the signed content (computed when not given); `sent_at` when it happened (see the
+    module's docstring): an event older than the status already applied is recorded but changes nothing ("stale").
     Raises WebhookRefused (the view answers 400) when the event names another participant than the one who entered with
     the submission; nothing is recorded, and it is logged.
     """

@@ -13,7 +13,8 @@ import logging
 
 from django.utils import timezone
 
-from ..models import Answer, Respondent, Study
+from ..models import Answer, AuditEvent, Respondent, Study
+from ..services.audit import record_event
 from . import client
 from .client import ProlificError
 
@@ -36,6 +37,7 @@ def low_authenticity_writers(respondents):
 def ask_writers_to_return(*, respondents, user=None) -> list[str]:
     """Ask each chosen low-authenticity writer to return their submission, as their study's policy says."""
     messages = []
+    asked: dict[int, tuple[Study, list[str]]] = {}
     for respondent in low_authenticity_writers(respondents):
         study = respondent.study
         if study.invalid_policy == Study.InvalidPolicy.APPROVE:
@@ -51,6 +53,11 @@ def ask_writers_to_return(*, respondents, user=None) -> list[str]:
             return_requested_at=timezone.now(), return_request=f"{RETURN_REASON} (asked{by})"
         )
         messages.append(f"Asked {respondent} to return the submission ({RETURN_REASON}).")
+        asked.setdefault(study.pk, (study, []))[1].append(respondent.prolific_pid)
+    for study, who in asked.values():  # a return request means the writer is not paid: audited
+        record_event(
+            action=AuditEvent.Action.WRITERS_ASKED_TO_RETURN, user=user, study=study, writers=who, reason=RETURN_REASON
+        )
     if not messages:
         messages.append("None of the chosen writers has a low-authenticity answer still to act on.")
     log.info("return requests for low-authenticity writers: %s", messages)

@@ -15,6 +15,7 @@ import io
 import re
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 
 from ..models import MAX_FEATURES, Answer, Study
@@ -28,6 +29,9 @@ ANSWER_COLUMNS = ("action", "additional_information", "selected")
 FEATURE_COLUMNS = ("feature", "weight", "reason")
 NUMBERED = re.compile(r"^(feature|weight|reason)_([1-9]\d*)$")
 YES, NO = {"yes", "true", "1", "y", "x"}, {"", "no", "false", "0", "n"}
+# Checked before any work, like a study file's limits (STUDY_FILE_MAX_ITEMS answers): a cell, the columns, the rows.
+MAX_CELL_CHARACTERS = 20_000  # a reason or an action is a few sentences
+MAX_COLUMNS = len(KEY_COLUMNS + ANSWER_COLUMNS) + len(FEATURE_COLUMNS) * (MAX_FEATURES + 1)
 
 
 class AnswerFileError(Exception):
@@ -64,11 +68,31 @@ def read_answer_file(text: str) -> list[AnswerRows]:
         raise AnswerFileError(["the file is empty: its first row names the columns"])
     dialect = _dialect(text)
     reader = csv.reader(io.StringIO(text), dialect)
-    header = [name.strip().lower().replace(" ", "_") for name in next(reader)]
+    header = [name.strip().lower().replace(" ", "_") for name in _next_row(reader, 1)]
+    if len(header) > MAX_COLUMNS:
+        raise AnswerFileError([f"row 1: {len(header):,} columns, more than the {MAX_COLUMNS} an answers file has"])
     _check_header(header)
-    rows = [(number, dict(zip(header, cells, strict=False))) for number, cells in enumerate(reader, start=2)]
+    max_answers = settings.STUDY_FILE_MAX_ITEMS
+    max_rows = max_answers * (MAX_FEATURES if "feature" in header else 1)
+    rows = []
+    for number in range(2, max_rows + 3):
+        cells = _next_row(reader, number)
+        if cells is None:
+            break
+        if number > max_rows + 1:
+            raise AnswerFileError(
+                [f"more than {max_rows:,} rows: an answers file holds at most {max_answers:,} answers "
+                 "(STUDY_FILE_MAX_ITEMS, as a study file)"]
+            )  # fmt: skip
+        if len(cells) > MAX_COLUMNS:
+            raise AnswerFileError([f"row {number}: {len(cells):,} cells, more than the {MAX_COLUMNS} columns"])
+        rows.append((number, dict(zip(header, cells, strict=False))))
     rows = [(number, row) for number, row in rows if any((v or "").strip() for v in row.values())]
     answers = _per_feature(rows) if "feature" in header else _per_answer(rows)
+    if len(answers) > max_answers:
+        raise AnswerFileError(
+            [f"{len(answers):,} answers, more than the {max_answers:,} a file may hold (STUDY_FILE_MAX_ITEMS)"]
+        )
     errors = [error for answer in answers for error in _shape_errors(answer)]
     if errors:
         raise AnswerFileError(errors)
@@ -77,10 +101,28 @@ def read_answer_file(text: str) -> list[AnswerRows]:
     return answers
 
 
+def _next_row(reader, number: int):
+    """The next row (None at the end); a cell over MAX_CELL_CHARACTERS, or one the csv module refuses (a quote left
+    open, a cell over its own limit), is an AnswerFileError naming the row."""
+    try:
+        cells = next(reader, None)
+    except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise AnswerFileError(
+                [f"row {number}: a cell holds more than {MAX_CELL_CHARACTERS:,} characters"]
+            ) from None
+        raise AnswerFileError([f"row {number}: not readable as CSV ({exc})"]) from None
+    if cells is not None and number > 1 and any(len(cell) > MAX_CELL_CHARACTERS for cell in cells):
+        raise AnswerFileError([f"row {number}: a cell holds more than {MAX_CELL_CHARACTERS:,} characters"])
+    if cells is not None and number == 1 and any(len(cell) > 100 for cell in cells):
+        raise AnswerFileError(["row 1: a column name is longer than 100 characters"])
+    return cells if cells is not None or number > 1 else []
+
+
 def _dialect(text: str) -> type[csv.Dialect] | csv.Dialect:
     # Spreadsheets save with commas, semicolons (where the comma is the decimal mark) or tabs.
     try:
-        return csv.Sniffer().sniff(text.splitlines()[0], delimiters=",;\t")
+        return csv.Sniffer().sniff(text[:4096].splitlines()[0], delimiters=",;\t")
     except csv.Error:
         return csv.excel
 

@@ -25,6 +25,26 @@ TOO_MANY = gettext_noop(
 )
 
 
+# Said only to a signed-in member of the study's team (never to a participant): why their own test link was
+# refused, and the ways round it.
+FOR_THE_TEAM = (
+    "You are signed in as a member of this study's team: the entry limit ({entries} new participants per "
+    "{minutes} minutes from one internet address, ENTRY_RATE_LIMIT) counts your own visits to the participant "
+    "link with Prolific ids in it too, so your test link number {next} was refused. To try the survey as often "
+    'as you like, use "Try the survey" on the study\'s page (or open the link without its PROLIFIC_PID): a try '
+    "is never counted and never enters the analysis, the cells or Prolific. Otherwise wait {minutes} minutes, "
+    "or set ENTRY_RATE_LIMIT=off for a lab session where everyone shares one address."
+)
+
+
+def limit_explained_to_the_team() -> str:
+    """FOR_THE_TEAM with this deployment's limit filled in ("" when there is no limit)."""
+    limit = entry_limit()
+    if limit is None:
+        return ""
+    return FOR_THE_TEAM.format(entries=limit.entries, minutes=limit.minutes, next=limit.entries + 1)
+
+
 @dataclass(frozen=True)
 class Limit:
     entries: int

@@ -42,7 +42,7 @@ FROZEN_STUDY_FIELDS = (
 FROZEN_PARTS = ("questions", "vignettes", "systems", "answers")
 
 # The fields copy_as_draft leaves behind: the copy is a new draft with its own history.
-_NOT_COPIED = {"id", "slug", "status", "created_at", "went_live_at", "closed_at", "reference_system"}
+_NOT_COPIED = {"id", "slug", "status", "created_at", "went_live_at", "closed_at", "reference_system", "snapshot"}
 _NOT_COPIED |= {
     "prolific_study_id",
     "prolific_link",

@@ -28,7 +28,7 @@ from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
 from .finish_reads import judged
 from .judge_reads import EntryRead, locked_again, locked_participant
-from .live_content import answers_of, content_of
+from .live_content import page_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
 from .participant_writes import create_participant
 from .participation import Event, StepName
@@ -232,13 +232,11 @@ def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
 
 def page_content(assignment: Assignment) -> dict:
     """What a judging page shows: the vignette, then Answer A (first) and Answer B (second)."""
-    # A live study's vignettes and answers are read once per process (every answer has at least one feature).
+    # From the study's snapshot (every shown answer has its features: going live checked it).
     study = assignment.participant.study
-    by_id = answers_of(study, [assignment.first_answer_id, assignment.second_answer_id])
-    return {
-        "vignette": content_of(study).vignettes[assignment.vignette_id],
-        "answers": [("A", by_id[assignment.first_answer_id]), ("B", by_id[assignment.second_answer_id])],
-    }
+    first, second = assignment.first_answer_id, assignment.second_answer_id
+    vignette, by_id = page_of(study, assignment.vignette_id, [first, second])
+    return {"vignette": vignette, "answers": [("A", by_id[first]), ("B", by_id[second])]}
 
 
 def attention_options(study: Study) -> list[str]:

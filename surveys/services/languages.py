@@ -9,8 +9,11 @@ A text not given in the study's language falls back to the field itself. What a 
 is (checked by the study file and the admin) is in models/translations.py.
 """
 
+import unicodedata
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext
 
@@ -64,3 +67,88 @@ def attention_texts(study: Study, options: list[str]) -> tuple[str, list[str]]:
     if options == DEFAULT_ATTENTION_OPTIONS:
         options = [gettext(option) for option in options]
     return prompt, options
+
+
+# Where the script of a language tells whether a text is written in it (Unicode character names start so).
+SCRIPTS = {
+    **dict.fromkeys(["ar", "fa", "ur", "ps"], ("ARABIC",)),
+    **dict.fromkeys(["he", "yi"], ("HEBREW",)),
+    **dict.fromkeys(["ru", "uk", "bg", "sr", "be", "mk", "kk"], ("CYRILLIC",)),
+    "el": ("GREEK",),
+    "zh": ("CJK",),
+    "ja": ("CJK", "HIRAGANA", "KATAKANA"),
+    "ko": ("HANGUL", "CJK"),
+    **dict.fromkeys(["hi", "mr", "ne"], ("DEVANAGARI",)),
+    "bn": ("BENGALI",),
+    "ta": ("TAMIL",),
+    "th": ("THAI",),
+}
+SOURCE_LANGUAGE = "en"  # the interface is written in English: no translation needed
+
+
+def interface_languages() -> list[str]:
+    """The languages the survey's interface ships in: English and each locale/ with a compiled catalogue."""
+    shipped = {SOURCE_LANGUAGE}
+    for root in settings.LOCALE_PATHS:
+        shipped |= {path.parent.parent.name.lower() for path in Path(root).glob("*/LC_MESSAGES/django.mo")}
+    return sorted(shipped)
+
+
+def _base(language: str) -> str:
+    return language.lower().replace("_", "-").split("-")[0]
+
+
+def interface_warning(language: str) -> str | None:
+    """Why participants in `language` would read the interface in English, or None when it ships."""
+    shipped = interface_languages()
+    if language.lower() in shipped or _base(language) in shipped:
+        return None
+    return (
+        f"no interface translation ships for '{language}' (shipped: {', '.join(shipped)}): participants read the "
+        "survey's buttons, instructions and consent page in English (add locale/"
+        f"{_base(language)}/LC_MESSAGES, docs/study-files.md)"
+    )
+
+
+def _in_script(text: str, scripts: tuple[str, ...]) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return any(unicodedata.name(c, "").startswith(scripts) for c in letters)
+
+
+def missing_texts(study: Study) -> list[str]:
+    """The study's texts participants would not read in its language: named, so the researcher can add them.
+
+    A text is there when translated into the language, or when written in the field in the language's script
+    (Arabic letters for ar, say). For a language sharing the Latin script, the fields are taken to be written in
+    it unless some texts are translated into it: then those that are not are missing."""
+    language = study.language.lower()
+    if _base(language) == SOURCE_LANGUAGE:
+        return []
+    scripts = SCRIPTS.get(_base(language))
+    texts: list[tuple[str, Any, str]] = [("the study's description", study, study.description)]
+    texts += [(f"question {q.key}", q, q.text) for q in study.questions.all()]
+    texts += [(f"vignette {v.key}", v, v.text) for v in study.vignettes.all()]
+    answers = Answer.objects.for_study(study).filter(selected=True).select_related("system", "vignette")
+    texts += [(f"answer {a.system.key} × {a.vignette.key}", a, a.action) for a in answers]
+    texts = [(name, obj, text) for name, obj, text in texts if text]
+    translated_any = any(_texts(obj, language) for _, obj, _ in texts)
+    missing = []
+    for name, obj, text in texts:
+        if _texts(obj, language):
+            continue
+        if (scripts and not _in_script(text, scripts)) or (not scripts and translated_any):
+            missing.append(name)
+    return missing
+
+
+def language_warnings(study: Study) -> list[str]:
+    """What participants in the study's language would not read in it: the interface, and the study's texts."""
+    warnings = [warning] if (warning := interface_warning(study.language)) else []
+    missing = missing_texts(study) if study.pk else []
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        warnings.append(
+            f"{len(missing)} study texts are not in '{study.language}' (neither translated nor written in it): "
+            f"{shown}; participants read them as written (add them under Translations)"
+        )
+    return warnings

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from ..models import Answer, AuditEvent, Cell, Study
 from .audit import record_event
+from .snapshots import write_live_snapshot
 
 
 def missing_for_live(study: Study) -> list[str]:
@@ -153,6 +154,7 @@ def go_live(*, study: Study, by=None) -> Study:
         answer.selected, answer.selected_by, answer.selected_at = True, by, timezone.now()
         answer.save(update_fields=["selected", "selected_by", "selected_at"])
     build_comparison_plan(study=study)
+    write_live_snapshot(study=study, by=by)  # what participants are shown from now on, checked above
     study.status = Study.Status.LIVE
     study.went_live_at = timezone.now()
     study.save(update_fields=["status", "went_live_at"])

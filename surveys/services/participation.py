@@ -22,7 +22,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ..models import Assignment, Cell, Participant, Study
+from ..models import Assignment, AuditEvent, Cell, Participant, Study
+from .audit import record_event
 from .errors import TransitionNotAllowed
 from .participant_writes import save_fields
 
@@ -250,3 +251,18 @@ def record_review(*, participants: list[Participant], review_status: str, prolif
     return Participant.objects.filter(
         pk__in=[p.pk for p in participants], review_status=ReviewStatus.NOT_REVIEWED
     ).update(**fields)
+
+
+def exclude_by_researcher(*, participants: Iterable[Participant], by=None) -> int:
+    """Exclude these participants (their judgments leave the analysis, their places reopen); audited per study,
+    with whom: an exclusion changes what a participant is counted as, and under the study's policy what Prolific
+    is told about their pay. Returns the places reopened."""
+    reopened = 0
+    per_study: dict[int, tuple[Study, list[str]]] = {}
+    for participant in participants:
+        reopened += apply_event(participant=participant, event=Event.EXCLUDED_BY_RESEARCHER).released
+        study, who = per_study.setdefault(participant.study_id, (participant.study, []))
+        who.append(participant.prolific_pid or f"participant {participant.pk}")
+    for study, who in per_study.values():
+        record_event(action=AuditEvent.Action.PARTICIPANT_EXCLUDED, user=by, study=study, participants=who)
+    return reopened

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.urls import reverse
 
 from ..models import Participant, Study
+from .entry_limit import Limit, entry_limit
 
 # Prolific fills these in for each participant; a lab study's link carries them the same way.
 PROLIFIC_PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -23,8 +24,10 @@ class StudyLinks:
     judging: str  # the participant link, with Prolific's placeholders
     answering: str  # the answer-writing link (/r/), with the same placeholders
     try_url: str  # a logged-in researcher's own try (a test participant)
+    preview: str  # a preview of the study as it is now, in each of its languages (views/preview.py)
     can_try: bool  # a try needs the comparison plan, made when the study goes live
     tries: int  # test participants so far
+    entry_limit: Limit | None = None  # what the link, opened with Prolific ids, is limited to (None: no limit)
 
 
 def study_links(*, study: Study, absolute: Callable[[str], str]) -> StudyLinks:
@@ -35,8 +38,10 @@ def study_links(*, study: Study, absolute: Callable[[str], str]) -> StudyLinks:
         judging=f"{judging}?{PROLIFIC_PLACEHOLDERS}",
         answering=f"{answering}?{PROLIFIC_PLACEHOLDERS}",
         try_url=f"{judging}?restart=1",
+        preview=reverse("surveys:preview", args=[study.slug]),
         can_try=study.cells.exists(),
         tries=Participant.objects.filter(study=study, is_preview=True).count(),
+        entry_limit=entry_limit(),
     )
 
 

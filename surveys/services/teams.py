@@ -11,6 +11,7 @@ from django.db import models, transaction
 
 from ..models import AuditEvent, Study, StudyMembership
 from .audit import record_event
+from .role_groups import sync_role_groups
 
 Role = StudyMembership.Role
 ACTING_ROLES = (Role.OWNER, Role.RESEARCHER)
@@ -63,8 +64,9 @@ def can_change_team(user, study: Study) -> bool:
 
 
 @transaction.atomic
-def set_member(*, study: Study, user, role: str, by=None) -> StudyMembership:
-    """Put `user` on the study's team with `role` (or change their role); audited as a team change."""
+def set_member(*, study: Study, user, role: str, by=None, **details) -> StudyMembership:
+    """Put `user` on the study's team with `role` (or change their role); audited as a team change (with
+    `details`, such as how they were invited), and in the role's permission group."""
     if not user.is_staff:
         raise ValidationError(f"{user} is not staff: only staff users can be on a study's team.")
     before = StudyMembership.objects.filter(study=study, user=user).first()
@@ -73,7 +75,8 @@ def set_member(*, study: Study, user, role: str, by=None) -> StudyMembership:
     if before and before.role == Role.OWNER and role != Role.OWNER:
         _keep_an_owner(study, leaving=user)
     membership, _ = StudyMembership.objects.update_or_create(study=study, user=user, defaults={"role": role})
-    change = {"member": user.get_username(), "role": role, "was": before.role if before else None}
+    sync_role_groups(user)
+    change = {"member": user.get_username(), "role": role, "was": before.role if before else None, **details}
     record_event(action=AuditEvent.Action.TEAM_CHANGED, user=by, study=study, **change)
     return membership
 
@@ -87,6 +90,7 @@ def remove_member(*, study: Study, user, by=None) -> None:
     if membership.role == Role.OWNER:
         _keep_an_owner(study, leaving=user)
     membership.delete()
+    sync_role_groups(user)
     change = {"member": user.get_username(), "role": None, "was": membership.role}
     record_event(action=AuditEvent.Action.TEAM_CHANGED, user=by, study=study, **change)
 

@@ -1,41 +1,25 @@
-"""{% rendered_once %}: the parts of a judging page that every judge of a live study sees alike, rendered once.
+"""{% rendered_once %}: the parts of a judging page that every judge of a study's snapshot sees alike, rendered once.
 
     {% rendered_once participant.study "answer" answer.pk label %}<article>…</article>{% endrendered_once %}
     {% rendered_once participant.study "questions" unless=form.is_bound %}…the unfilled radios…{% endrendered_once %}
 
-Going live freezes what judges see (services/freezing.py), so a fragment that depends only on the live
-study's frozen content, the active language and the tag's own arguments comes out the same for every
-judge. Its HTML, escaped already by the template that rendered it, is kept in this process, keyed by the
-study and the moment it went live, the study's and the active language, the template, the fragment's name
-and its arguments. A draft's fragments (its content may still change) and a fragment whose `unless` is
-true (a form sent back with the judge's choices and errors) are rendered every time. Per process and
-bounded, not Redis: a round trip would cost more than the rendering it saves.
+A study shown from its snapshot (services/snapshots.py) shows every judge the same content, so a fragment
+that depends only on that content, the active language and the tag's own arguments comes out the same for
+every judge. Its HTML, escaped already by the template that rendered it, is kept in Django's "rendered"
+cache (this process's memory: a round trip to Redis would cost more than the rendering it saves), keyed by
+the snapshot's id, the active language, the template, the fragment's name and its arguments. A replaced
+snapshot has a new id, so its fragments are rendered afresh in every process. A study without a snapshot
+(a draft) and a fragment whose `unless` is true (a form sent back with the judge's choices and errors) are
+rendered every time.
 """
 
-import threading
+import hashlib
 
 from django import template
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
+from django.core.cache import caches
 from django.utils import translation
 
-from ..models import Study
-from ..services.freezing import is_frozen
-
 register = template.Library()
-
-MAX_FRAGMENTS = 2000  # ~3 KB an answer card: a few MB per process at most; more evict the oldest
-
-_lock = threading.Lock()
-_fragments: dict[tuple, str] = {}
-
-
-@receiver([post_save, post_delete], sender=Study, dispatch_uid="rendered-once-forget")
-def forget(sender, instance: Study, **kwargs) -> None:
-    """A study saved or deleted in this process is rendered afresh (a reused primary key never matches)."""
-    with _lock:
-        for key in [key for key in _fragments if key[0] == instance.pk]:
-            _fragments.pop(key, None)
 
 
 class RenderedOnceNode(template.Node):
@@ -45,23 +29,16 @@ class RenderedOnceNode(template.Node):
 
     def render(self, context) -> str:
         study = self.study.resolve(context)
-        if not is_frozen(study) or (self.unless is not None and self.unless.resolve(context)):
+        snapshot_id = getattr(study, "snapshot_id", None)
+        if snapshot_id is None or (self.unless is not None and self.unless.resolve(context)):
             return self.nodelist.render(context)
-        key = (
-            study.pk,
-            study.went_live_at,
-            study.language,
-            translation.get_language(),
-            self.template_name,
-            *(part.resolve(context) for part in self.parts),  # the fragment's name, then its arguments
-        )
-        html = _fragments.get(key)
+        parts = (translation.get_language(), self.template_name, *(part.resolve(context) for part in self.parts))
+        key = f"fragment:{snapshot_id}:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+        cache = caches["rendered"]
+        html = cache.get(key)
         if html is None:
             html = self.nodelist.render(context)
-            with _lock:
-                if len(_fragments) >= MAX_FRAGMENTS:
-                    _fragments.pop(next(iter(_fragments)), None)
-                _fragments[key] = html
+            cache.set(key, html, None)
         return html
 
 

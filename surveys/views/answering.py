@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods
 
@@ -21,6 +22,7 @@ from ..services.invitations import (
     cookie_name,
     open_invitation,
 )
+from ..services.previews import study_languages
 from ..services.respondent_survey import (
     completion_url,
     full_url,
@@ -229,9 +231,16 @@ def preview(request, slug):
     vignette = study.vignettes.order_by("position", "id").first()
     if vignette is None:
         return _problem(request, "This study has no vignettes yet.", 404)
-    form = AnswerForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST" and form.is_valid():
-        messages.success(request, "Preview: this answer would be accepted. Nothing was stored.")
-    context = {"study": study, "task": {"vignette": vignette}, "form": form, "page": 1, "preview": True}
-    context["pages"] = study.answers_per_respondent
-    return render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
+    language = request.GET.get("lang")  # a preview in another of the study's languages (views/preview.py)
+    if language not in study_languages(study):
+        language = translation.get_language()
+    with translation.override(language):
+        request.LANGUAGE_CODE = language
+        form = AnswerForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            messages.success(request, "Preview: this answer would be accepted. Nothing was stored.")
+        context = {"study": study, "task": {"vignette": vignette}, "form": form, "page": 1, "preview": True}
+        context["pages"] = study.answers_per_respondent
+        response = render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
+        response.headers["Content-Language"] = language
+        return response

@@ -27,7 +27,7 @@ from ..forms.judging import (
     unbound_demographics_form,
 )
 from ..models import Assignment, Participant, Study
-from ..services.entry_limit import admit_entry
+from ..services.entry_limit import admit_entry, limit_explained_to_the_team
 from ..services.errors import EntryRateLimited, SessionInUse
 from ..services.judge_reads import entry_read, pages_with_participant, participant_with_study
 from ..services.judging import (
@@ -107,9 +107,12 @@ def _remember(response, slug: str, participant: Participant):
     return response
 
 
-def _problem(request, study: Study | None, problems: "Sequence[StrOrPromise]", status: int = 400):
+def _problem(request, study: Study | None, problems: "Sequence[StrOrPromise]", status: int = 400, team_note: str = ""):
     # A refusal with its own advice (wait, or continue elsewhere) is shown without the general advice.
     context = {"study": study, "problems": problems, "advice_given": status in ENTRY_REFUSED_STATUS.values()}
+    if team_note and study is not None:
+        context["team_note"] = team_note
+        context["study_page"] = reverse("admin:surveys_study_change", args=[study.pk])
     return render(request, "surveys/judging/problem.html", context, status=status)
 
 
@@ -168,7 +171,10 @@ def entry(request, slug: str):
         else:
             participant = start_preview(study=study)  # staff only
     except ValidationError as exc:
-        return _problem(request, study, exc.messages, status=ENTRY_REFUSED_STATUS.get(type(exc), 400))
+        status = ENTRY_REFUSED_STATUS.get(type(exc), 400)
+        # The study's own researcher testing their links: told why, and how a try avoids it.
+        note = limit_explained_to_the_team() if staff and isinstance(exc, EntryRateLimited) else ""
+        return _problem(request, study, exc.messages, status=status, team_note=note)
     response = _to_step(participant)
     return response if known == participant.pk else _remember(response, slug, participant)
 

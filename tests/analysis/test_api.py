@@ -28,6 +28,7 @@ MY_PATHS = [
     "/api/studies/{slug}/refit/",
     "/api/studies/{slug}/power/",
     "/api/studies/{slug}/exports/{name}",
+    "/api/studies/{slug}/compared-with/{other}/",
 ]
 
 
@@ -119,8 +120,11 @@ def test_latest_results_are_the_newest_finished_run(api, fitted):
     assert body["results"]["features"]["fit"]["reference"] == "alpha"
     # Each question names the interval its se, p, Holm p and stars come from, with its df.
     headline = body["results"]["features"]["headline"]
-    assert headline["interval"] in ("two_way_robust", "judge_robust")
-    assert headline["df"] == (2 if headline["interval"] == "two_way_robust" else headline["n_judges"] - 1)
+    assert (headline["interval"], headline["tested"]) == ("cr2_vignette", True)
+    assert headline["df"][0] is None  # the reference
+    # Satterthwaite per system, at least 1 wherever the system has a test (3 vignettes: near 2).
+    assert all((df is None) == (p is None) for df, p in zip(headline["df"][1:], headline["p"][1:], strict=True))
+    assert all(df >= 1 for df in headline["df"][1:] if df is not None)
     assert headline["se"][0] == 0.0  # the reference
     assert api.get(f"/api/studies/judged/results/?run={first.pk}").json()["id"] == first.pk
     assert api.get("/api/studies/judged/results/?run=999999").status_code == 404

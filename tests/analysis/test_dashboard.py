@@ -239,7 +239,7 @@ def test_in_a_real_browser_a_researcher_signs_in_and_sees_the_plots_load(live_se
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=args)
         try:
             page = browser.new_page()
-            page.set_default_timeout(15_000)
+            page.set_default_timeout(60_000)  # the first dashboard draws every plot; slow on a loaded machine
             page.goto(f"{live_server.url}/dashboard/judged/")
             assert "/admin/login/" in page.url
             page.fill("#id_username", "researcher")
@@ -261,3 +261,21 @@ def test_a_plot_of_a_named_run_may_be_cached_by_the_browser_but_the_latest_may_n
     assert "max-age=86400" in named["Cache-Control"]
     assert "private" in named["Cache-Control"]
     assert "max-age" not in staff_client.get("/dashboard/judged/plots/features.svg").get("Cache-Control", "")
+
+
+def test_the_two_times_say_what_each_measures(staff_client, db):
+    from surveys.models import Assignment, Participant
+
+    study = make_judged_study(participants=6, seed=3)
+    page = staff_client.get(f"/dashboard/{study.slug}/").content.decode()
+    assert "minutes on the comparison pages (each page from being shown to its answers being sent, added up)" in page
+    assert "minutes from arriving to finishing (consent, questions about them and the attention check included)" in page
+    assert "longer than the whole visit" not in page
+
+    # Pages answered without being loaded are timed from their reservation: the page says why the sum is longer.
+    for participant in Participant.objects.filter(study=study):
+        visit = (participant.finished_at - participant.started_at).total_seconds()
+        Participant.objects.filter(pk=participant.pk).update(seconds_total=2 * visit)
+        Assignment.objects.filter(participant=participant).update(shown_at=None)
+    page = staff_client.get(f"/dashboard/{study.slug}/").content.decode()
+    assert "is longer than the whole visit: pages whose answers were sent without the page being loaded" in page

@@ -28,11 +28,13 @@ def test_the_forest_plot_has_a_legend_for_the_estimate_every_interval_drawn_and_
     figure = plots.forest_plot(
         systems=fitted_results.systems, result=fitted_results.question("features"), title="Features"
     )
-    # The main bar is the headline (here the two-way interval); the Wald interval is a thin bar of its own.
+    # The main bar is the headline test's interval (3 vignettes: Satterthwaite df under 2); the Wald interval is
+    # a thin bar of its own.
     assert legend_texts(figure) == [
-        "Estimate and 95% Judge × answer robust CI (t, 2 df)",
+        "Estimate and 95% Judge × vignette CR2 CI, t with 1.92–1.94 df (Satterthwaite, per system)",
         "95% Wald CI (conditional on these answers)",
         "95% Bootstrap CI (judges resampled)",
+        "95% Judge × answer robust CI (judges and vignettes, robust)",
         "95% Judge-robust CI (judges, robust)",
         "95% Judge × answer bootstrap CI (judges and vignettes resampled)",
         "Reference system (0 by definition)",
@@ -41,7 +43,7 @@ def test_the_forest_plot_has_a_legend_for_the_estimate_every_interval_drawn_and_
     # Every extra interval is drawn as a line of its own colour: one per system and kind but the reference's.
     colours = {plots.INTERVAL_STYLES[kind]["color"] for kind in plots.INTERVAL_STYLES}
     drawn = [line for line in figure.axes[0].get_lines() if line.get_color() in colours]
-    assert len(drawn) == 3 * 2
+    assert len(drawn) == 4 * 2
     assert figure.axes[0].get_title(loc="left") == "Features"
 
 
@@ -82,8 +84,9 @@ def test_the_dashboard_describes_each_plots_marks_in_its_alt_text(staff_client, 
     page = staff_client.get("/dashboard/judged/").content.decode()
     assert (
         'alt="Forest plot of Additional information for Study judged. Blue dot and bar: estimate and 95% Judge × '
-        "answer robust CI (t, 2 df); thin brown bar: 95% Wald CI (conditional on these answers); thin grey bar: 95% "
-        "Bootstrap CI (judges resampled);"
+        "vignette CR2 CI, t with 1.93–1.94 df (Satterthwaite, per system); thin brown bar: 95% Wald CI (conditional on "
+        "these answers); thin grey bar: "
+        "95% Bootstrap CI (judges resampled);"
     ) in page
     assert "black diamond: reference system (0 by definition); dotted line: 0: as good as the reference." in page
 

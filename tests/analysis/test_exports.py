@@ -25,9 +25,11 @@ JUDGMENT_HEADER = [
 ]  # fmt: skip
 RESULT_HEADER = [
     "question", "system", "label", "estimate", "se", "z", "p", "p_holm", "stars", "ci_low", "ci_high",
-    "interval", "df", "not_estimable", "wald_ci_low", "wald_ci_high", "boot_ci_low", "boot_ci_high", "style_estimate", "style_se", "wins", "losses",
+    "interval", "df", "tested", "why_not", "not_estimable", "wald_ci_low", "wald_ci_high", "boot_ci_low", "boot_ci_high", "style_estimate", "style_se", "wins", "losses",
+    "rank", "rank_low", "rank_high", "rank_claim", "band_low", "band_high",
+    "set", "compared_with", "fragility_judgments", "fragility_judges", "fragility_vignettes", "fragility",
 ]  # fmt: skip
-BT2_HEADER = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette"]
+BT2_HEADER = ["question", "system1", "system2", "shown_first", "win1", "win2", "participant", "vignette", "set"]
 DEMOGRAPHIC_HEADER = ["variable", "value", "n", "percent"]
 
 
@@ -82,7 +84,8 @@ def test_results_csv_has_a_row_per_question_and_system_with_stars(run):
     assert beta["stars"] in {"", "*", "**", "***"}
     # se, p and the interval are the headline's, which the row names; the Wald interval is beside them.
     headline = run.results["features"]["headline"]
-    assert (beta["interval"], int(beta["df"])) == (headline["interval"], headline["df"])
+    assert (beta["interval"], beta["tested"]) == (headline["interval"], "True")
+    assert float(beta["df"]) == pytest.approx(headline["df"][1])  # the Satterthwaite df of beta's test
     assert float(beta["ci_low"]) == pytest.approx(headline["ci_low"][1])
     assert float(beta["wald_ci_low"]) == pytest.approx(fit["ci_low"])
     reference = next(row for row in table if row["question"] == "features" and row["system"] == "alpha")

@@ -229,20 +229,45 @@ def judged_file(tmp_path, *, vignettes=8, seed=4) -> tuple[Path, object]:
     return path, data
 
 
-def test_cluster_judge_and_vignette_puts_the_two_way_interval_in_every_items_numbers(tmp_path):
+def test_cluster_judge_and_vignette_puts_the_headline_test_in_every_items_numbers(tmp_path):
+    from analysis import bradley_terry as bt
+
     path, data = judged_file(tmp_path)
     plain = json.loads(run("fit_bt", str(path), "--reference", "ref", "--json"))
     result = json.loads(
         run("fit_bt", str(path), "--reference", "ref", "--cluster", "judge", "--cluster", "vignette", "--json")
     )
-    assert result["interval"] == "cluster-robust (judge × vignette)"
-    assert result["df"] == 8 - 1  # the fewer clusters (vignettes) - 1
+    assert result["interval"] == "CR2 over vignettes × judge design effect, Satterthwaite df"
+    assert (result["tested"], result["why_not"]) == (True, "")
     assert result["clusters"] == {"judge": len(np.unique(data.judges)), "vignette": 8}
-    b, plain_b = result["items"][1], plain["items"][1]
+    # The dashboard's test on the same judgments: the same se, df (per item) and p.
+    test = bt.headline_test(data.winners, data.losers, 4, reference=0, judges=data.judges, vignettes=data.vignettes)
+    items = {item["item"]: item for item in result["items"]}
+    assert items["ref"]["df"] is None  # the reference
+    for k, name in enumerate(["ref", "b", "c", "d"][1:], start=1):
+        numbers = [items[name][key] for key in ("se", "df", "p")]
+        assert_allclose(numbers, [test.se[k], test.df[k], test.p[k]], rtol=1e-6)
+    assert result["df"] is None  # the df differ by item
+    b, plain_b = result["items"][0], plain["items"][0]
     assert b["estimate"] == plain_b["estimate"]  # the same fit, other standard errors
-    assert b["se"] != plain_b["se"]
     assert b["ci_low"] < b["estimate"] < b["ci_high"]
     assert "interval" not in plain  # without --cluster: the Wald numbers, as before
+
+
+def test_with_two_vignettes_fit_bt_prints_a_narrower_interval_and_no_p_or_stars(tmp_path):
+    path, data = judged_file(tmp_path, vignettes=2)
+    args = ("fit_bt", str(path), "--reference", "ref", "--cluster", "judge", "--cluster", "vignette")
+    result = json.loads(run(*args, "--json"))
+    assert result["tested"] is False
+    assert "only 2 vignettes" in result["why_not"]
+    assert "narrower" in result["why_not"]
+    assert result["interval"] == "cluster-robust (judge), narrower: no test"
+    assert result["df"] == len(np.unique(data.judges)) - 1
+    assert all(item["p"] is None and item["z"] is None for item in result["items"])
+    assert result["items"][0]["ci_low"] < result["items"][0]["ci_high"]
+    text = run(*args)
+    assert "No p or stars." in text
+    assert "*" not in text.split("Signif. codes")[0]
 
 
 def test_a_cluster_column_the_file_lacks_is_a_clear_command_error(tmp_path):
@@ -254,7 +279,7 @@ def test_a_cluster_column_the_file_lacks_is_a_clear_command_error(tmp_path):
 
 
 @pytest.mark.r
-def test_the_clustered_numbers_equal_rs_vcovcl_over_judge_and_vignette(tmp_path):
+def test_the_clustered_numbers_equal_rs_clubsandwich_headline_test(tmp_path):
     from .rscript import run_r
 
     path, _ = judged_file(tmp_path, seed=9)
@@ -262,20 +287,27 @@ def test_the_clustered_numbers_equal_rs_vcovcl_over_judge_and_vignette(tmp_path)
         run("fit_bt", str(path), "--reference", "ref", "--cluster", "judge", "--cluster", "vignette", "--json")
     )
     script = """
-library(BradleyTerry2); library(sandwich)
+suppressMessages({library(clubSandwich); library(sandwich)})
 d <- read.csv("judged.csv")
-lv <- c("b", "c", "d", "ref")
-d$p1 <- data.frame(item = factor(d$winner, levels = lv)); d$p2 <- data.frame(item = factor(d$loser, levels = lv))
-d$y <- 1
-fit <- BTm(y, p1, p2, formula = ~ item, id = "item", refcat = "ref", data = d, control = glm.control(epsilon = 1e-12))
-V <- vcovCL(fit, cluster = d[, c("judge", "vignette")], type = "HC0")
-se <- sqrt(diag(V)); G <- min(length(unique(d$judge)), length(unique(d$vignette)))
-p <- 2 * pt(-abs(coef(fit) / se), df = G - 1)
-write.csv(data.frame(name = sub("^item", "", names(coef(fit))), se = se, p = p,
-                     low = coef(fit) - qt(0.975, G - 1) * se), "out_r.csv", row.names = FALSE)
+others <- c("b", "c", "d")
+X <- sapply(others, function(k) (d$winner == k) - (d$loser == k))
+y <- rep(1, nrow(d))
+fit <- glm(y ~ 0 + X, family = binomial, control = glm.control(epsilon = 1e-12))
+V2 <- vcovCR(fit, cluster = d$vignette, type = "CR2")
+df <- coef_test(fit, vcov = V2, test = "Satterthwaite")$df_Satt
+cell <- paste(d$judge, d$vignette)
+deff <- pmax(1, diag(vcovCL(fit, cluster = d$judge, type = "HC0")) / diag(vcovCL(fit, cluster = cell, type = "HC0")))
+se <- sqrt(pmax(deff * diag(V2), 0.25 * diag(vcov(fit))))  # never below half the Wald SE
+p <- 2 * pt(-abs(coef(fit) / se), df = df)
+write.csv(data.frame(name = others, se = se, p = p, df = df, low = coef(fit) - qt(0.975, df) * se), "out_r.csv",
+          row.names = FALSE)
 """
     (tmp_path / "script.R").write_text(script)
     r = run_r(script, {}, tmp_path)["r"]
     for k, name in enumerate(r["name"]):
         item = next(i for i in ours["items"] if i["item"] == name)
-        assert_allclose([item["se"], item["p"], item["ci_low"]], [r["se"][k], r["p"][k], r["low"][k]], rtol=1e-6)
+        assert_allclose(
+            [item["se"], item["p"], item["df"], item["ci_low"]],
+            [r["se"][k], r["p"][k], r["df"][k], r["low"][k]],
+            rtol=2e-5,
+        )

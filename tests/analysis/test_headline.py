@@ -1,11 +1,12 @@
-"""The headline interval: which interval a question leads with, when it falls back, and what is not a number."""
+"""The headline: a refit leads with the headline test, a narrower interval without p where it cannot generalise,
+and what is not a number."""
 
 import numpy as np
 import pytest
 
 from analysis import bradley_terry as bt
-from analysis.results import Interval
-from analysis.results.headline import MIN_VIGNETTES, choose_headline, led_by_headline
+from analysis.bradley_terry.headline_test import MIN_VIGNETTES
+from analysis.results.headline import led_by_headline
 from analysis.services.alternatives import style_controlled
 from analysis.services.fitting import DEFAULT_PARAMETERS, fit_question
 from analysis.services.judged import Judged
@@ -13,58 +14,6 @@ from analysis.services.reading import QuestionData
 from analysis.services.records import fit_of
 
 SYSTEMS = [{"key": key, "label": key.title(), "kind": "llm"} for key in ("ref", "b", "c", "d")]
-
-
-def interval(se, *, df, **details) -> Interval:
-    est = [0.0, 0.5, -0.3, 0.2]
-    low = [None if s is None else e - 2 * s for e, s in zip(est, se, strict=True)]
-    high = [None if s is None else e + 2 * s for e, s in zip(est, se, strict=True)]
-    return Interval("x", "x", 0.95, low, high, se, {"df": df, **details})
-
-
-def headline_of(two_way_se, *, vignettes=12):
-    intervals = {
-        "two_way_robust": interval(two_way_se, df=vignettes - 1),
-        "judge_robust": interval([0.0, 0.1, 0.1, 0.1], df=99),
-    }
-    estimates = [0.0, 0.5, -0.3, 0.2]
-    return choose_headline(estimates=estimates, reference=0, intervals=intervals, n_vignettes=vignettes, n_judges=100)
-
-
-def test_with_enough_vignettes_the_two_way_interval_leads_with_vignettes_minus_one_df():
-    headline = headline_of([0.0, 0.2, 0.2, 0.2])
-    assert (headline.interval, headline.df, headline.why) == ("two_way_robust", 11, "")
-    assert headline.se[1] == 0.2
-    assert headline.p[1] == pytest.approx(2 * bt_t_sf(0.5 / 0.2, 11))
-    assert headline.p[0] is None  # the reference
-
-
-def bt_t_sf(t, df):
-    from scipy import stats
-
-    return stats.t.sf(t, df)
-
-
-def test_too_few_vignettes_fall_back_to_the_judge_interval_and_say_so_in_words():
-    headline = headline_of([0.0, 0.2, 0.2, 0.2], vignettes=MIN_VIGNETTES - 1)
-    assert headline.interval == "judge_robust"
-    assert headline.df == 99
-    assert f"Only {MIN_VIGNETTES - 1} vignettes: too few to generalise over vignettes" in headline.why
-    assert "generalises over judges, for these answers" in headline.why
-
-
-def test_a_two_way_variance_that_is_not_positive_falls_back_in_words():
-    headline = headline_of([0.0, 0.2, None, 0.2])
-    assert headline.interval == "judge_robust"
-    assert "variance is not positive" in headline.why
-
-
-def test_a_huge_or_zero_standard_error_is_not_estimable_with_its_reason():
-    headline = headline_of([0.0, 6643438.594, 0.0, 0.2])
-    assert (headline.se[1], headline.ci_low[1], headline.p[1]) == (None, None, None)
-    assert "standard error 6643439" in headline.not_estimable[1]
-    assert "zero-width interval" in headline.not_estimable[2]
-    assert headline.not_estimable[3] == ""
 
 
 def simulated_question(*, vignettes: int, answer_sd=0.4, seed=3) -> QuestionData:
@@ -82,27 +31,58 @@ def fitted(data: QuestionData):
     return fit_question(data, systems=SYSTEMS, reference=0, parameters=parameters, position=0, vignette_keys={})
 
 
-def test_a_refit_leads_with_the_two_way_interval_and_takes_p_holm_and_stars_from_it():
-    result = fitted(simulated_question(vignettes=10))
+def test_a_refit_leads_with_the_headline_test_and_takes_p_holm_and_stars_from_it():
+    data = simulated_question(vignettes=10)
+    result = fitted(data)
     headline = result.headline
-    assert headline.interval == "two_way_robust"
-    assert (headline.df, headline.n_vignettes) == (9, 10)
-    two_way = result.intervals["two_way_robust"]
-    assert headline.ci_low == two_way.ci_low
-    p = np.array([np.nan if v is None else v for v in headline.p])
-    assert result.holm_p[1:] == pytest.approx(list(bt.holm(p)[1:]))
+    assert (headline.interval, headline.tested, headline.n_vignettes, headline.why) == ("cr2_vignette", True, 10, "")
+    winners, losers, _first, judges, vignettes, _ = data.arrays()
+    test = bt.headline_test(winners, losers, 4, reference=0, judges=judges, vignettes=vignettes)
+    assert headline.se[1:] == pytest.approx(list(test.se[1:]))
+    assert headline.df[1:] == pytest.approx(list(test.df[1:]))  # Satterthwaite, per system
+    assert headline.df[0] is None  # the reference has no test
+    assert len(set(headline.df[1:])) > 1
+    assert result.holm_p[1:] == pytest.approx(list(bt.holm(test.p)[1:]))
     assert result.holm_p != pytest.approx([np.nan if i.p is None else i.p for i in result.fit.items], nan_ok=True)
     shown = led_by_headline(result)
     assert shown.fit.items[1].ci_low == headline.ci_low[1]
     assert shown.intervals["wald"].ci_low[1] == result.fit.items[1].ci_low  # the Wald one stays, as a column
-    assert "two_way_robust" not in shown.intervals  # it is the lead: not repeated
+    assert "two_way_robust" in shown.intervals  # the old two-way interval is a column to compare with
 
 
-def test_with_two_vignettes_the_refit_leads_with_the_judge_robust_interval():
-    result = fitted(simulated_question(vignettes=2))
-    assert result.headline.interval == "judge_robust"
-    assert result.headline.df == result.n_participants - 1
-    assert "Only 2 vignettes" in result.headline.why
+@pytest.mark.parametrize("vignettes", [1, MIN_VIGNETTES - 1])
+def test_with_too_few_vignettes_a_refit_shows_a_narrower_interval_and_no_p_holm_or_stars(vignettes):
+    result = fitted(simulated_question(vignettes=vignettes))
+    headline = result.headline
+    assert (headline.interval, headline.tested) == ("judge_robust", False)
+    assert headline.label == "Judge-robust CI (narrower, no test)"
+    assert f"only {vignettes} vignette" in headline.why
+    assert "no p, Holm p or stars" in headline.why
+    assert headline.p == [None] * 4
+    assert result.holm_p == [None] * 4
+    assert result.stars == [""] * 4
+    assert headline.ci_low[1] == result.intervals["judge_robust"].ci_low[1]
+    shown = led_by_headline(result)
+    assert [item.p for item in shown.fit.items] == [None] * 4
+    assert [item.z for item in shown.fit.items] == [None] * 4
+    assert shown.fit.items[1].estimate is not None
+    assert shown.fit.items[1].ci_low is not None
+
+
+def test_with_one_judge_the_narrower_interval_is_the_wald_one_without_p():
+    data = simulated_question(vignettes=6)
+    one_judge = QuestionData(
+        "q", "", data.winners, data.losers, data.first, np.zeros_like(data.clusters), data.vignettes,
+        np.zeros(len(data.winners)),
+    )  # fmt: skip
+    result = fitted(one_judge)
+    headline = result.headline
+    assert (headline.interval, headline.tested) == ("wald", False)
+    assert "only one judge" in headline.why
+    assert result.stars == [""] * 4
+    shown = led_by_headline(result)
+    assert shown.fit.items[1].p is None
+    assert "wald" not in shown.intervals  # it leads: not repeated as a column
 
 
 def test_length_that_differs_only_by_system_is_not_estimable_not_a_huge_number():

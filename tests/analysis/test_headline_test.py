@@ -36,10 +36,11 @@ V2 <- vcovCR(fit, cluster = d$vignette, type = "CR2")
 ct <- coef_test(fit, vcov = V2, test = "Satterthwaite")
 cell <- paste(d$judge, d$vignette)
 deff <- pmax(1, diag(vcovCL(fit, cluster = d$judge, type = "HC0")) / diag(vcovCL(fit, cluster = cell, type = "HC0")))
-se <- sqrt(deff * diag(V2))
+m <- pmax(deff, 0.25 * diag(vcov(fit)) / diag(V2))  # never below half the Wald SE
+se <- sqrt(m * diag(V2))
 write.csv(data.frame(estimate = coef(fit), se = se, df = ct$df_Satt, p = 2 * pt(-abs(coef(fit) / se), ct$df_Satt),
                      deff = deff), "out_systems.csv", row.names = FALSE)
-w <- c(1, -1, 0, 0, if (ORDER) 0) * sqrt(deff)  # the contrast b - c on the deff-scaled coefficients
+w <- c(1, -1, 0, 0, if (ORDER) 0) * sqrt(m)  # the contrast b - c on the scaled coefficients
 lc <- linear_contrast(fit, vcov = V2, contrasts = matrix(w, nrow = 1), test = "Satterthwaite")
 write.csv(data.frame(se = lc$SE, df = lc$df), "out_contrast.csv", row.names = FALSE)
 """

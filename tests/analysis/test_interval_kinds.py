@@ -44,16 +44,16 @@ def test_the_dashboard_says_which_interval_answers_which_question(staff_client, 
     for heading in ("Bootstrap CI", "Judge × answer robust CI", "Judge × answer bootstrap CI", "Bias-reduced (Firth)"):
         assert f'<th scope="col">{heading}</th>' in page
     assert "Which interval answers which question" in page
-    # The two-way interval leads (t with vignettes - 1 df); where its variance is not positive (here on one
-    # question) the judge-robust one leads, saying why; the Wald one is a column conditional on these answers.
+    # The headline test leads (CR2 over vignettes, Satterthwaite df per system); the old two-way interval and the
+    # Wald one are columns.
     assert (
-        "SE, p, Holm p, stars and 95% CI: <strong>Judge × answer robust CI, t with 2 df (3 vignettes, 40 judges)"
-        in page
+        "SE, p, Holm p, stars and 95% CI: <strong>Judge × vignette CR2 CI, t with 1.92–1.94 df (Satterthwaite, per "
+        "system); 3 vignettes, 40 judges</strong>" in page
     )
-    assert "<strong>Judge-robust CI, t with 39 df (3 vignettes, 40 judges)" in page
-    assert "The judge × vignette variance is not positive here" in page
     assert '<th scope="col">Wald CI (conditional on these answers)</th>' in page
-    assert '<th scope="col">Judge-robust CI</th>' in page  # beside the two-way headline
+    assert '<th scope="col">Judge-robust CI</th>' in page  # beside the headline
+    # Which quantity the interval is for, in words (docs/statistics.md, "The estimand").
+    assert "are for each system's <strong>population-averaged ability</strong>" in page
     assert "Bootstrap CI: Judges: would another sample of judges" in page
     assert "Judge × answer robust CI: Judges and answers: would other judges" in page
 

@@ -33,23 +33,28 @@ def claims(test, seed=7, draws=20_000):
 
 R_QMVT = """
 suppressMessages(library(mvtnorm))
-S <- as.matrix(read.csv("covariance.csv"))
+R <- cov2cor(as.matrix(read.csv("covariance.csv")))
 set.seed(1)
-q <- qmvt(0.95, tail = "both.tails", corr = cov2cor(S), df = DF)$quantile
-write.csv(data.frame(q = q), "out_q.csv", row.names = FALSE)
+known <- qmvnorm(0.95, tail = "both.tails", corr = R)$quantile
+common <- qmvt(0.95, tail = "both.tails", corr = R, df = DF)$quantile
+write.csv(data.frame(known = known, common = common), "out_q.csv", row.names = FALSE)
 """
 
 
 @pytest.mark.r
-def test_the_band_critical_value_is_mvtnorms_max_abs_t_quantile(tmp_path):
+def test_the_band_critical_value_against_mvtnorm(tmp_path):
+    """With the variance known it is mvtnorm's max-|z| quantile; with it estimated (Wishart, n df) it is above the
+    multivariate t with one common chi-square (qmvt), the limit of perfectly correlated variance errors."""
     test = headline_of(SEED_ABILITIES)
     result = rank_claims(test, rng=np.random.default_rng(3))
     df = round(result.band_df)
     assert abs(result.band_df - df) < 1e-4  # balanced: every system's Satterthwaite df is vignettes - 1
     covariance = test.covariance[1:, 1:]
     table = {f"s{k}": list(covariance[:, k]) for k in range(covariance.shape[1])}
-    r = run_r(R_QMVT.replace("DF", str(df)), {"covariance": table}, tmp_path)
-    assert_allclose(result.band_critical, r["q"]["q"][0], atol=0.02)  # Monte Carlo error of both: ~0.005
+    r = run_r(R_QMVT.replace("DF", str(df)), {"covariance": table}, tmp_path)["q"]
+    known = max_abs_t_critical(covariance, math.inf, level=0.95, rng=np.random.default_rng(4))
+    assert_allclose(known, r["known"][0], atol=0.02)  # Monte Carlo error of both: about 0.01
+    assert r["common"][0] < result.band_critical < stats.t.ppf(1 - 0.025 / 6, df)  # below Bonferroni's
 
 
 def test_the_band_is_wider_than_each_interval_and_narrower_than_bonferroni():
@@ -64,9 +69,16 @@ def test_the_band_is_wider_than_each_interval_and_narrower_than_bonferroni():
     assert result.band_low[0] == result.band_high[0] == 0.0  # the reference's ability is 0 by definition
 
 
-def test_with_independent_estimates_the_critical_value_is_sidaks():
-    critical = max_abs_t_critical(np.eye(4), math.inf, level=0.95, rng=np.random.default_rng(0), draws=200_000)
-    assert critical == pytest.approx(stats.norm.ppf(0.5 + 0.95**0.25 / 2), abs=0.02)
+@pytest.mark.parametrize("df", [2, 5, math.inf])
+def test_with_independent_estimates_the_critical_value_is_sidaks_t(df):
+    """Independent estimates with independently estimated variances: four independent t's."""
+    critical = max_abs_t_critical(np.eye(4), df, level=0.95, rng=np.random.default_rng(0), draws=100_000)
+    assert critical == pytest.approx(stats.t.ppf(0.5 + 0.95**0.25 / 2, df), rel=0.01)
+
+
+def test_one_system_gets_the_single_intervals_t():
+    critical = max_abs_t_critical(np.eye(1) * 0.3, 3.0, level=0.95, rng=np.random.default_rng(1), draws=100_000)
+    assert critical == pytest.approx(stats.t.ppf(0.975, 3), rel=0.01)
 
 
 def test_a_clearly_best_system_is_said_best_with_95_percent_confidence_and_only_it():

@@ -154,7 +154,7 @@ def old_run(db):
 def test_runs_stored_before_the_schema_version_are_version_1(old_run):
     old_run.refresh_from_db()
     assert old_run.schema_version == 1
-    assert CURRENT_VERSION == 3
+    assert CURRENT_VERSION == 4
 
 
 def test_a_version_1_run_reads_as_todays_shape(old_run):
@@ -227,3 +227,40 @@ def test_runs_from_before_questions_carried_a_position_keep_the_order_stored():
     unplaced = {key: {k: v for k, v in V1_RESULTS[key].items() if k != "position"} for key in ("reasons", "features")}
     fitted = read(version=1, systems=V1_SYSTEMS, results=unplaced, halo=V1_HALO)
     assert [(q.question, q.position) for q in fitted.questions] == [("reasons", 0), ("features", 1)]
+
+
+def version_3_question(interval: str, df: int) -> dict:
+    items = [
+        {
+            "item": k,
+            "estimate": e,
+            "se": 0.2,
+            "z": 1.0,
+            "p": 0.3,
+            "ci_low": -1.0,
+            "ci_high": 1.0,
+            "wins": 3,
+            "losses": 2,
+        }
+        for k, e in (("alpha", 0.0), ("beta", 0.4))
+    ]
+    fit = {"reference": "alpha", "n_comparisons": 5, "log_likelihood": -3.0, "deviance": 6.0, "null_deviance": 7.0,
+           "converged": True, "iterations": 4, "items": items}  # fmt: skip
+    headline = {"interval": interval, "label": "x", "answers": "x", "df": df, "n_vignettes": 2, "n_judges": 30,
+                "level": 0.95, "se": [0.0, 0.2], "p": [None, 0.01], "ci_low": [0.0, 0.1], "ci_high": [0.0, 0.8],
+                "not_estimable": ["", ""], "why": "Only 2 vignettes."}  # fmt: skip
+    return {"question": "q", "text": "", "position": 0, "n_judgments": 5, "fit": fit, "holm_p": [None, 0.01],
+            "stars": ["", "*"], "headline": headline}  # fmt: skip
+
+
+def test_a_version_3_judge_robust_headline_reads_without_p_holm_or_stars_and_a_two_way_one_keeps_its_df():
+    systems = [{"key": "alpha", "label": "Alpha", "kind": "llm"}, {"key": "beta", "label": "Beta", "kind": "llm"}]
+    fallback = read(version=3, systems=systems, results={"q": version_3_question("judge_robust", 29)}, halo={})
+    question = fallback.questions[0]
+    assert (question.headline.tested, question.headline.p, question.holm_p, question.stars) == (
+        False, [None, None], [None, None], ["", ""],
+    )  # fmt: skip
+    assert "No test is shown" in question.headline.why
+    two_way = read(version=3, systems=systems, results={"q": version_3_question("two_way_robust", 1)}, halo={})
+    headline = two_way.questions[0].headline
+    assert (headline.tested, headline.df, two_way.questions[0].stars) == (True, [1, 1], ["", "*"])

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
 from surveys.models import Question, StudyMembership, System
+from surveys.models.freeze import freeze_lifted
 
 from ..conftest import QUESTION_KEYS, make_judged_study
 from .browser import PAGE_TIMEOUT_MS
@@ -20,7 +21,8 @@ def dashboard(live_server, db):
     study = make_judged_study(participants=30, seed=5)
     # Long labels: the widest a real study's table gets.
     System.objects.filter(study=study, key="beta").update(label="Claude 3.7 Sonnet (extended thinking)")
-    Question.objects.filter(study=study, key="weighting").update(label="Weighing the features")
+    with freeze_lifted():  # the study is live: its questions are frozen to everything but a data fix
+        Question.objects.filter(study=study, key="weighting").update(label="Weighing the features")
     refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     researcher = get_user_model().objects.create_user("researcher", password="pw-12345678", is_staff=True)
     StudyMembership.objects.create(study=study, user=researcher, role=StudyMembership.Role.OWNER)
@@ -49,7 +51,7 @@ def test_each_plot_loads_under_its_questions_label_with_alt_text_naming_every_ma
     alt = plots.nth(4).get_attribute("alt")
     assert alt.startswith("Forest plot of Additional information for Study judged. ")
     for mark in (
-        "Blue dot and bar: estimate and 95% Judge × answer robust CI (t, ",  # the headline: the main bar
+        "Blue dot and bar: estimate and 95% Judge × vignette CR2 CI, t ",  # the headline: the main bar
         "thin brown bar: 95% Wald CI (conditional on these answers)",
         "thin grey bar: 95% Bootstrap CI (judges resampled)",
         "thin green dotted bar: 95% Judge × answer bootstrap CI",
@@ -76,6 +78,7 @@ def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_
             "img.forest", "imgs => imgs.map(i => [i.getBoundingClientRect().right, i.naturalWidth])"
         ):
             assert widths[0] <= 390  # scaled down to the screen
+        assert_plots_readable(page)
         table = page.locator("#q-features .table-scroll").first
         inside, shown = table.evaluate("box => [box.scrollWidth, box.clientWidth]")
         assert inside > shown  # the table is wider than the phone: it scrolls in its box
@@ -97,5 +100,23 @@ def test_on_a_phone_the_page_fits_its_width_and_wide_tables_scroll_in_their_own_
             .startswith("Forest plots of Features: Study judged beside Study exp2. Blue dot and bar:")
         )
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert_plots_readable(page)
     finally:
         context.close()
+
+
+# The plots' text is drawn at 8 points (legend, labels): on screen at least 10 px when the plot is shown at
+# 90% or more of its natural size. The wide plot at 390 px was shown at about 55%: 6 px text.
+READABLE_SCALE = 0.9
+
+
+def assert_plots_readable(page) -> None:
+    """Each plot on a phone is the narrow one, shown near its natural size."""
+    page.wait_for_function("[...document.images].every(i => i.complete)")
+    shown = page.eval_on_selector_all(
+        "img.forest", "imgs => imgs.map(i => [i.currentSrc, i.getBoundingClientRect().width / i.naturalWidth])"
+    )
+    assert shown
+    for source, scale in shown:
+        assert "width=narrow" in source
+        assert scale >= READABLE_SCALE, (source, scale)

@@ -27,7 +27,8 @@ REFUSED = "The task queue (the Celery broker, Redis) cannot be reached"
 def test_starting_a_collection_with_the_broker_down_answers_503_and_writes_nothing(fake, admin_client, closed_broker):
     study = make_llm_study(url=fake.url, vignettes=2)
     response = admin_client.post(
-        reverse("admin:llm_collect_collectionrun_start"), {"study": study.pk, "systems": "", "samples": 2}
+        reverse("admin:llm_collect_collectionrun_start"),
+        {"study": study.pk, "systems": "", "samples": 2, "confirmed": "yes"},
     )
     assert response.status_code == 503
     assert REFUSED in response.content.decode()
@@ -43,7 +44,7 @@ def test_starting_a_judging_run_with_the_broker_down_answers_503_and_writes_noth
     judged_study, fake, admin_client, closed_broker
 ):
     judge = make_judge(fake.url)
-    form = {"study": judged_study.pk, "judges": [judge.pk], "samples": 1, "orders": "both"}
+    form = {"study": judged_study.pk, "judges": [judge.pk], "samples": 1, "orders": "both", "confirmed": "yes"}
     response = admin_client.post(reverse("admin:llm_judging_judgingrun_add"), form)
     assert response.status_code == 503
     assert REFUSED in response.content.decode()

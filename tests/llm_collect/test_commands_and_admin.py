@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from llm_collect import services
 from llm_collect.models import CollectionRun, Generation
+from surveys.models import AuditEvent
 
 from .conftest import make_llm_study, queued
 
@@ -53,9 +54,15 @@ def test_the_admin_start_page_needs_a_staff_login(client):
 @pytest.mark.django_db
 def test_a_researcher_starts_a_collection_in_the_admin_and_sees_its_progress(fake, admin_client):
     study = make_llm_study(url=fake.url, vignettes=2)
-    response = admin_client.post(
-        reverse("admin:llm_collect_collectionrun_start"), {"study": study.pk, "systems": "", "samples": 2}
-    )
+    form = {"study": study.pk, "systems": "", "samples": 2}
+    page = admin_client.post(reverse("admin:llm_collect_collectionrun_start"), form).content.decode()
+    # First what it would ask and cost: 2 vignettes × 2 samples, the model never asked before.
+    assert "Nothing has been asked yet" in page
+    assert "<td>4</td><td>4 calls; no earlier call to estimate from" in page
+    assert 'value="Start collecting"' in page
+    assert not CollectionRun.objects.exists()
+
+    response = admin_client.post(reverse("admin:llm_collect_collectionrun_start"), {**form, "confirmed": "yes"})
     run = CollectionRun.objects.get()
     assert response.status_code == 302
     assert response["Location"] == reverse("admin:llm_collect_collectionrun_change", args=[run.pk])
@@ -124,14 +131,20 @@ def test_the_retry_action_asks_failed_rows_again(fake, admin_client, django_capt
     services.start_collection(study=study, samples=1)
     Generation.objects.update(status="failed", attempts=5)
     gen = Generation.objects.get()
+    Generation.objects.create(system=gen.system, vignette=gen.vignette, sample=2, status="done", cost_estimate="0.012")
+    ask = {"action": "retry", "_selected_action": [gen.pk]}
+    page = admin_client.post(reverse("admin:llm_collect_generation_changelist"), ask).content.decode()
+    assert "≈ $0.01 (1 calls × $0.0120, the mean of 1 earlier calls)" in page
+    assert Generation.objects.get(pk=gen.pk).status == "failed"  # nothing asked before the confirmation
+
     with django_capture_on_commit_callbacks() as callbacks:
-        admin_client.post(
-            reverse("admin:llm_collect_generation_changelist"), {"action": "retry", "_selected_action": [gen.pk]}
-        )
+        admin_client.post(reverse("admin:llm_collect_generation_changelist"), {**ask, "confirmed": "yes"})
     gen.refresh_from_db()
     assert gen.status == "pending"
     assert gen.attempts == 0
     assert len(queued(callbacks)) == 1
+    event = AuditEvent.objects.get(action=AuditEvent.Action.COLLECTION_RETRIED)
+    assert event.details["generations"] == [gen.pk]
 
 
 @pytest.mark.django_db

@@ -144,10 +144,11 @@ def test_the_admin_starts_a_run_and_lists_its_calls(judged_study, researcher, cl
         judge = JudgeModel.objects.create(key="gpt-4o", provider="openai", model="gpt-4o", base_url=fake.url,
                                           api_key_env="FAKE_LLM_API_KEY")  # fmt: skip
         assert client.get("/admin/llm_judging/judgingrun/add/").status_code == 200
-        response = client.post(
-            "/admin/llm_judging/judgingrun/add/",
-            {"study": judged_study.pk, "judges": [judge.pk], "samples": 1, "orders": "one"},
-        )
+        form = {"study": judged_study.pk, "judges": [judge.pk], "samples": 1, "orders": "one"}
+        page = client.post("/admin/llm_judging/judgingrun/add/", form).content.decode()
+        assert "<td>gpt-4o (gpt-4o)</td><td>9</td><td>9 calls; no earlier call to estimate from: its price is" in page
+        assert not JudgeCall.objects.exists()  # nothing asked before the confirmation
+        response = client.post("/admin/llm_judging/judgingrun/add/", {**form, "confirmed": "yes"})
         assert response.status_code == 302
         assert JudgeCall.objects.filter(judge=judge).count() == 9
         run_page = client.get(response["location"])

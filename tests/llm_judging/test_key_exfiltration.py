@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from llm_collect import client
-from llm_collect.keys import key_host_allowed
+from llm_collect.keys import address_allowed, key_host_allowed
 from llm_judging.models import JudgeCall, JudgeModel
 from llm_judging.services.calling import judge_item
 from llm_judging.services.runs import start_judging_run
@@ -101,21 +101,70 @@ def test_a_project_setting_is_never_a_key_whatever_the_list_says(settings):
     assert not key_variable_allowed("MY_LAB_API_KEY")
 
 
-def test_which_hosts_may_receive_a_key(settings):
-    settings.LLM_ALLOWED_HOSTS = []
-    for url in ("https://api.openai.com/v1", "https://api.anthropic.com", "http://127.0.0.1:8001", "http://localhost"):
+def test_which_hosts_may_receive_a_call(settings):
+    settings.LLM_ALLOWED_HOSTS = []  # the providers' own hosts only: nothing local by default
+    for url in ("https://api.openai.com/v1", "https://api.anthropic.com"):
         assert key_host_allowed(url), url
-    assert not key_host_allowed("https://attacker.example")
-    settings.LLM_ALLOWED_HOSTS = [".together.xyz", "llm.lab.example"]
+    for url in ("http://127.0.0.1:8001", "http://localhost:5432", "http://localhost:6379", "https://attacker.example"):
+        assert not key_host_allowed(url), url
+    settings.LLM_ALLOWED_HOSTS = [".together.xyz", "llm.lab.example", "10.1.2.0/24"]
     assert key_host_allowed("https://api.together.xyz/v1")
     assert key_host_allowed("https://llm.lab.example")
+    assert key_host_allowed("http://10.1.2.7:8000/v1")
     assert key_host_allowed("https://generativelanguage.googleapis.com/v1beta")  # a provider's own, always
     assert not key_host_allowed("http://127.0.0.1:8001")
     assert not key_host_allowed("https://eviltogether.xyz")
 
 
-def test_a_keyless_self_hosted_server_may_be_anywhere(attacker, settings):
-    settings.LLM_ALLOWED_HOSTS = ["api.example.org"]
+@pytest.mark.parametrize(
+    ("address", "host", "listed", "allowed"),
+    [("93.184.216.34", "api.example.org", [], True), ("127.0.0.1", "x.test", [], False),
+     ("127.0.0.2", "127.0.0.2", ["127.0.0.1"], False), ("169.254.169.254", "metadata", [], False),
+     ("10.0.0.5", "x.test", [], False), ("::1", "x.test", [], False), ("::ffff:127.0.0.1", "x.test", [], False),
+     ("fe80::1", "x.test", [], False), ("127.0.0.1", "x.test", ["127.0.0.1"], True),
+     ("10.1.2.7", "x.test", ["10.1.2.0/24"], True), ("10.0.0.5", "llm.lab", ["llm.lab"], True),
+     ("10.0.0.5", "llm.lab", [".lab"], False)],
+)  # fmt: skip
+def test_which_addresses_a_call_may_connect_to(settings, address, host, listed, allowed):
+    settings.LLM_ALLOWED_HOSTS = listed
+    assert address_allowed(address, host) is allowed
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://169.254.169.254/latest/meta-data/", "http://127.0.0.2:9/v1", "http://localhost:6379"]
+)
+def test_a_keyless_judge_model_reaches_no_internal_address(judge_editor, judged_study, base_url, settings):
+    """Issue 35: with no api_key_env a base_url of the metadata service or another loopback address was called,
+    and the internal service's reply shown. The form, the run and the call refuse it now; nothing is sent."""
+    form = {"key": "inside", "provider": "openai-compatible", "model": "m", "base_url": base_url,
+            "api_key_env": "", "parameters": "{}"}  # fmt: skip
+    response = judge_editor.post(reverse("admin:llm_judging_judgemodel_add"), form)
+    assert "LLM_ALLOWED_HOSTS" in response.content.decode()
+    assert not JudgeModel.objects.exists()
+    judge = JudgeModel.objects.create(key="inside", provider="openai-compatible", model="m", base_url=base_url)
+    with pytest.raises(ValidationError, match="LLM_ALLOWED_HOSTS"):
+        start_judging_run(study=judged_study, judges=[judge])
+    target = client.Target(provider="openai-compatible", model="m", base_url=base_url)
+    with pytest.raises(client.DestinationRefused, match="LLM_ALLOWED_HOSTS"):
+        client.complete(target, system_prompt="S", user_prompt="U")
+
+
+def test_the_address_is_checked_when_connecting_not_only_the_name(attacker, settings):
+    """A listed name (here any *.localhost) that resolves to loopback is refused at the connection itself."""
+    settings.LLM_ALLOWED_HOSTS = [".localhost"]
+    target = client.Target(
+        provider="openai-compatible", model="m", base_url=attacker.url.replace("127.0.0.1", "localhost")
+    )
+    with pytest.raises(client.DestinationRefused, match="resolves to"):
+        client.complete(target, system_prompt="S", user_prompt="U")
+    assert attacker.requests == []
+    settings.LLM_ALLOWED_HOSTS = ["localhost"]  # the exact name listed: the deployment's own server
+    client.complete(target, system_prompt="S", user_prompt="U")
+    assert len(attacker.requests) == 1
+
+
+def test_a_listed_self_hosted_server_without_a_key_is_called(attacker, settings):
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     target = client.Target(provider="openai-compatible", model="llama3.3", base_url=attacker.url)
     client.complete(target, system_prompt="S", user_prompt="U")
     assert "authorization" not in attacker.requests[0][1]  # nothing to steal: no key is sent

@@ -56,3 +56,25 @@ write.csv(data.frame(estimate = coef(fit), se = sqrt(diag(v))), "out_fit.csv", r
     fit = run_r(script, {"rows": table}, tmp_path)["fit"]
     np.testing.assert_allclose(human.estimate, fit["estimate"], atol=1e-7)
     np.testing.assert_allclose(human.se, fit["se"], rtol=1e-6)
+
+
+def test_the_df_count_the_vignettes_of_the_estimating_equation_not_only_the_humans():
+    data = simulate(np.random.default_rng(14), StudyDesign(vignettes=3, judge_multiple=10))
+    calibrated = intervals(data)["ppi_clustered"]
+    assert calibrated.lam > 0  # the judge's 27 further vignettes enter the estimating equation
+    assert (calibrated.clusters, calibrated.df) == (30, 29.0)
+    human = ppi.classical_logistic(data["X"], data["Y"], clusters=data["clusters"])
+    assert (human.clusters, human.df) == (3, 2.0)
+
+
+def test_with_fewer_than_three_vignettes_a_row_shows_estimates_and_no_interval_with_the_reason():
+    from llm_judging.services.estimates import Calibrated, row
+
+    data = simulate(np.random.default_rng(15), StudyDesign(vignettes=2, judge_multiple=1))
+    found = intervals(data)
+    calibrated = Calibrated(found["ppi_clustered"], found["human_clustered"], ["b"], n_cells=42, extra_cells=0)
+    shown = row("q", "judge", "b", {}, calibrated, 0)
+    assert shown.ppi_estimate is not None
+    assert shown.human_estimate is not None
+    assert (shown.ppi_low, shown.ppi_high, shown.human_low, shown.human_high) == (None, None, None, None)
+    assert shown.why_no_interval.startswith("No PPI and human-only intervals: only 2 vignettes")

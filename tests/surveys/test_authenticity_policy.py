@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from surveys.models import Answer, Respondent, Study
+from surveys.models import Answer, AuditEvent, Respondent, Study
 from surveys.prolific.writer_returns import RETURN_REASON, ask_writers_to_return
 from surveys.services.answer_records import select_answer
 from tests.surveys.test_authenticity import copied_from_the_llm, pasted_everything, written
@@ -68,6 +68,8 @@ def test_low_authenticity_writers_are_asked_to_return_with_the_reason_once(low_a
     respondent.refresh_from_db()
     assert respondent.return_requested_at is not None
     assert f"by {admin_user}" in respondent.return_request
+    event = AuditEvent.objects.get(action=AuditEvent.Action.WRITERS_ASKED_TO_RETURN)  # they go unpaid: audited
+    assert (event.user, event.details["writers"]) == (admin_user, [respondent.prolific_pid])
     ask_writers_to_return(respondents=Respondent.objects.all())
     assert len(prolific.calls_to("request-return")) == 1  # asked once
 

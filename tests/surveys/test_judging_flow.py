@@ -9,10 +9,12 @@ from django.test import Client
 from django.utils import timezone
 
 from surveys.models import Answer, Assignment, Cell, Feature, Judgment, Participant, StudyMembership
+from surveys.models.freeze import freeze_lifted
 from surveys.services.allocation import release_expired
 from surveys.services.judging import record_demographics, record_page
 from surveys.services.lifecycle import go_live
 from surveys.services.participation import Event, apply_event
+from surveys.services.snapshots import replace_snapshot
 from tests.conftest import at_once, make_study
 
 PID = "5f0c8a1b2c3d4e5f6a7b8c9d"
@@ -260,8 +262,10 @@ def test_forms_are_refused_without_the_csrf_token():
 @pytest.mark.django_db
 def test_answers_are_shown_as_text_never_as_markup():
     study = live_study()
-    Answer.objects.update(action="<script>alert('x')</script> do <b>this</b>")
-    Feature.objects.update(reason="<img src=x onerror=alert(1)>")
+    with freeze_lifted():  # a data fix, shown from the replaced snapshot
+        Answer.objects.update(action="<script>alert('x')</script> do <b>this</b>")
+        Feature.objects.update(reason="<img src=x onerror=alert(1)>")
+    replace_snapshot(study=study)
     client = csrf_client()
     through_demographics(client, study)
     participant = Participant.objects.get()

@@ -56,3 +56,20 @@ def test_a_question_edited_in_a_draft_is_shown_with_its_new_text():
     PairForm(questions=questions)
     questions[0].text = "Which answer weighs the features better?"
     assert PairForm(questions=questions).fields[questions[0].key].label == "1. Which answer weighs the features better?"
+
+
+@pytest.mark.django_db
+def test_forms_built_at_once_in_many_threads_share_no_field_or_widget():
+    from concurrent.futures import ThreadPoolExecutor
+
+    questions = _questions(make_study())
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        forms = list(pool.map(lambda _: PairForm(questions=questions), range(8)))
+    fields = [field for form in forms for field in form.fields.values()]
+    assert len({id(field) for field in fields}) == len(fields)
+    assert len({id(field.widget) for field in fields}) == len(fields)
+    key = questions[0].key
+    forms[0].fields[key].widget.attrs["aria-describedby"] = "one-judges-error"
+    assert "one-judges-error" in str(forms[0][key])
+    assert all("one-judges-error" not in str(form[key]) for form in forms[1:])
+    assert "one-judges-error" not in str(PairForm(questions=questions)[key])

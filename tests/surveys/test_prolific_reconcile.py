@@ -121,7 +121,8 @@ def test_a_webhook_older_than_a_reconciled_status_arrives_stale_and_changes_noth
     participant.refresh_from_db()
     assert (participant.prolific_status, participant.status) == ("AWAITING REVIEW", Participant.Status.STARTED)
     assert reserved(study) == 6
-    newer = signed_post(api, status_change("sub1", "APPROVED", "pid1"), event_id="evt-new", sent_at=int(asked) + 60)
+    after = int(asked) + 60  # signed then too: no header dates an event after its signature
+    newer = signed_post(api, status_change("sub1", "APPROVED", "pid1"), timestamp=after, sent_at=after)
     assert newer.json()["detail"] == "recorded"  # a webhook sent after the reconciliation still applies
 
 
@@ -145,9 +146,9 @@ def test_reconciliation_does_not_overwrite_a_status_a_newer_webhook_applied(live
     # Prolific's list still says AWAITING REVIEW; a webhook sent after the list was read said APPROVED.
     prolific.add_submission("sub1", participant_id="pid1", study_id="st1", status="AWAITING REVIEW")
     prolific.add_submission("sub2", participant_id="pid2", study_id="st1", status="TIMED-OUT")
-    later = int(time.time()) + 3600
-    assert signed_post(api, status_change("sub1", "APPROVED", "pid1"), sent_at=later).json()["detail"] == "recorded"
-    assert signed_post(api, status_change("sub2", "ACTIVE", "pid2"), sent_at=later).json()["detail"] == "recorded"
+    later = int(time.time()) + 240  # signed then, within the 5 minutes a signature is good for
+    for event in (status_change("sub1", "APPROVED", "pid1"), status_change("sub2", "ACTIVE", "pid2")):
+        assert signed_post(api, event, timestamp=later, sent_at=later).json()["detail"] == "recorded"
 
     result = reconcile_study(study=study)
 

@@ -4,13 +4,15 @@ and judges still see exactly what their own page should show."""
 import re
 
 import pytest
+from django.core.cache import caches
 from django.template import Context, Template
 from django.template.loader import render_to_string
 from django.utils import translation
 
 from surveys.models import Answer, Participant
 from surveys.services.lifecycle import go_live
-from surveys.templatetags import rendered_once, study_language
+from surveys.services.snapshots import replace_snapshot
+from surveys.templatetags import study_language
 from tests.conftest import make_study
 from tests.surveys.test_judging_flow import DEMOGRAPHICS, PID, csrf_client, link, post, through_demographics
 
@@ -20,15 +22,17 @@ ESCAPED = "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more"
 
 @pytest.fixture(autouse=True)
 def no_fragments_from_other_tests():
-    rendered_once._fragments.clear()
+    caches["rendered"].clear()
 
 
-def hostile_live_study(**kwargs):
+def hostile_live_study(answer_translations=None, **kwargs):
     """A live study of two systems whose every answer's conclusion is a script (answers are untrusted text),
     each ending with its own number."""
     study = make_study(systems=("alpha", "beta"), vignettes=2, vignettes_per_participant=2, minimum_seconds=0, **kwargs)
     for answer in Answer.objects.filter(vignette__study=study):
-        Answer.objects.filter(pk=answer.pk).update(action=f"{SCRIPT} #{answer.pk}")
+        Answer.objects.filter(pk=answer.pk).update(
+            action=f"{SCRIPT} #{answer.pk}", translations=answer_translations or {}
+        )
     return go_live(study=study)
 
 
@@ -98,11 +102,7 @@ def test_each_judge_sees_their_own_pair_of_cards_in_their_own_order():
 
 @pytest.mark.django_db
 def test_the_same_cards_in_a_second_language_are_rendered_in_that_language():
-    study = hostile_live_study()
-    answers = Answer.objects.filter(vignette__study=study)
-    for answer in answers:
-        answer.translations = {"de": {"action": "Die Geldbörse abgeben."}}
-    Answer.objects.bulk_update(answers, ["translations"])
+    study = hostile_live_study(answer_translations={"de": {"action": "Die Geldbörse abgeben."}})
     client = csrf_client()
     response = client.get(through_demographics(client, study).url)  # English: the cards are cached in English
     context = {name: response.context[name] for name in ("participant", "step", "form", "page")}
@@ -161,12 +161,13 @@ def test_a_drafts_fragment_is_rendered_afresh_every_time():
 
 
 @pytest.mark.django_db
-def test_a_study_saved_in_this_process_is_rendered_afresh():
+def test_a_replaced_snapshot_is_rendered_afresh():
     study = go_live(study=make_study())
     fragment = Template('{% load rendered_once %}{% rendered_once study "text" %}{{ text }}{% endrendered_once %}')
     assert fragment.render(Context({"study": study, "text": "before"})) == "before"
+    assert fragment.render(Context({"study": study, "text": "after"})) == "before"  # the same snapshot
 
-    study.save()
+    study = replace_snapshot(study=study).study
 
     assert fragment.render(Context({"study": study, "text": "after"})) == "after"
 

@@ -1,9 +1,12 @@
 """`manage.py fit_bt FILE.csv --reference ITEM [--order-effect] [--order-column NAME] [--bias-reduced]
 [--cluster COLUMN ...] [--by set] [--fragility] [--json]`.
 
-With `--cluster judge --cluster vignette` each item's se, p and interval are the cluster-robust ones over
-those columns (R's `sandwich::vcovCL(fit, cluster = ~ judge + vignette)`, t with the fewer clusters - 1
-df), the dashboard's headline interval; `interval` and `df` say which interval the numbers are.
+With `--cluster judge --cluster vignette` each item's se, p and interval are the dashboard's headline test
+(CR2 over vignettes with the judge design effect, Satterthwaite df per item: R's clubSandwich `vcovCR` and
+`coef_test`, docs/statistics.md); `interval` names it, each item's `df` is its t reference (top-level `df` too
+when every item has the same). With fewer than 3 vignettes or one judge there is no test: `tested` is false,
+p and z are null, `why_not` says why, and the interval is the judge-robust one, narrower. With one `--cluster`
+column: that column's sandwich (`vcovCL`), t with its clusters - 1 df.
 
 With a `set` column (each row's vignette set), `--by set` adds each set's estimates and a top-level
 `differences` list: each system's ability in every later set minus the first set the file names, with the headline
@@ -51,8 +54,9 @@ class Command(BaseCommand):
             action="append",
             default=[],
             metavar="COLUMN",
-            help="cluster-robust se, p and interval over this column (repeat for two-way, e.g. --cluster judge "
-            "--cluster vignette; t with the fewer clusters - 1 df)",
+            help="cluster-robust se, p and interval over this column (t with clusters - 1 df); twice, judge then "
+            "vignette (--cluster judge --cluster vignette): the dashboard's headline test (CR2 over vignettes, judge "
+            "design effect, Satterthwaite df per item; no test below 3 vignettes or with one judge)",
         )
         parser.add_argument(
             "--by",
@@ -121,8 +125,12 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(summary, allow_nan=False))
             return
         self.stdout.write(format_table(robust.fit if robust else result))
-        if robust is not None:
-            self.stdout.write(f"se, p and 95% CI: {robust.interval}, t with {robust.df} df")
+        if robust is not None and robust.tested:
+            self.stdout.write(f"se, p and 95% CI: {robust.interval}, {robust.df_in_words()}")
+        elif robust is not None:
+            self.stdout.write(
+                f"No p or stars. se and 95% CI: {robust.interval}, {robust.df_in_words()}. {robust.why_not}"
+            )
         if sets is not None:
             self.stdout.write(format_sets(sets))
         if fragile is not None:
@@ -135,6 +143,9 @@ def _summary(result: bradley_terry.BTResult, robust: Clustered | None) -> dict:
     summary = {key: full[key] for key in keys}
     if robust is not None:
         summary |= {"interval": robust.interval, "df": robust.df, "clusters": robust.clusters}
+        summary |= {"tested": robust.tested, "why_not": robust.why_not}
+        for item, df in zip(summary["items"], robust.item_df, strict=True):
+            item["df"] = df
     if result.bias_reduced:
         summary |= {"bias_reduced": True, "unlinked": [effect.as_dict() for effect in result.unlinked]}
     return summary
