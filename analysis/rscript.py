@@ -267,6 +267,7 @@ if (length(sets) > 1) for (q in unique(d$question)) {{
   cell <- paste(dq$participant, dq$vignette)
   deff <- pmax(1, diag(sandwich::vcovCL(joint, cluster = dq$participant, type = "HC0")) /
                   diag(sandwich::vcovCL(joint, cluster = cell, type = "HC0")))
+  deff <- pmax(deff, 0.25 * diag(vcov(joint)) / diag(as.matrix(V2)))  # no SE below half the Wald SE
   for (t in present[-1]) {{
     vignettes_in <- sapply(c(present[1], t), function(u) length(unique(dq$vignette[dq$set == u])))
     judges_in <- length(unique(dq$participant[dq$set %in% c(present[1], t)]))

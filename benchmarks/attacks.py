@@ -1,4 +1,4 @@
-"""Hostile input replayed against a running server: each attack of issue 21 item 5, and what it got.
+"""Hostile input replayed against a running server: each attack of issue 21 item 5 and of issue 35, and what it got.
 
 Run: `python benchmarks/attacks.py [--postgres postgres://postgres@127.0.0.1:5432]`. It starts, all its own: a
 throwaway database (a temporary SQLite file, or `--database` on the given PostgreSQL server, dropped afterwards),
@@ -9,6 +9,9 @@ and a draft study with an expert invitation. Then, over HTTP as an attacker woul
   the size limit; a signed event with an unknown status; a captured request resent with a new X-Event-ID and an
   X-Timestamp ten years ahead (issue 35), then a genuine event; an older event (X-Timestamp) arriving after a newer one;
 - an expert's page opened before the invitation expired, POSTed after it expired;
+- issue 35: another team's STUDY_ID linked to a draft; LLM calls without a key to 169.254.169.254, 127.0.0.2 and
+  localhost:5432; ten wrong passwords for a researcher from strangers' addresses (then she signs in from hers);
+  a NUL in PROLIFIC_PID; answers CSVs with a 200,000-column header, a 200 KB cell and 2,000 rows;
 - study files through `manage.py import_study` (the only importer; run in this process against the server's
   database): `hourly_rate: 1e300`, 100,000 questions, a 6 MB file.
 
@@ -79,6 +82,9 @@ def prepare(directory: Path) -> dict:
     import_study_file(writing, directory)
     expert = System.objects.get(study__slug="attacks-writing", key="phil")
     invitation = create_invitation(study=expert.study, system=expert, label="attacker's expert")
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("ada", password="right-password-ada", is_staff=True)  # a researcher
     return {"participant": participant.pk, "invitation": invitation.pk, "token": invitation.token}
 
 
@@ -160,6 +166,80 @@ def webhook_attacks(base: str, ids: dict) -> None:
     )
 
 
+# Issue 35 ----------------------------------------------------------------------------------------------------
+def issue_35_attacks(base: str) -> None:
+    """Another team's Prolific study, internal addresses for LLM calls, a stranger locking a researcher out, a NUL
+    in a link, and an answers CSV without limits: each refused."""
+    from django.db import IntegrityError, transaction
+
+    from llm_collect import client
+    from surveys.models import Study
+    from surveys.prolific.ownership import NotOurProlificStudy, link_prolific_study
+    from surveys.services.answer_files import AnswerFileError, import_answers
+
+    outsider = Study.objects.get(slug="attacks-writing")  # a draft of "another team"; the victim's STUDY_ID is st1
+    try:
+        link_prolific_study(study=outsider, prolific_id="st1")
+        got, refused = "linked", False
+    except NotOurProlificStudy as exc:
+        got, refused = exc.messages[0], True
+    try:
+        with transaction.atomic():
+            Study.objects.filter(pk=outsider.pk).update(prolific_study_id="st1")
+        refused = False
+    except IntegrityError:
+        got += "; the database refuses it too"
+    report("prolific: link another team's STUDY_ID", got[:110], refused)
+
+    for url in ("http://169.254.169.254/latest/meta-data/", "http://127.0.0.2:6379/", "http://localhost:5432/"):
+        target = client.Target(provider="openai-compatible", model="m", base_url=url)
+        try:
+            client.complete(target, system_prompt="S", user_prompt="U")
+            got, refused = "called", False
+        except client.DestinationRefused as exc:
+            got, refused = str(exc), True
+        except client.ClientError as exc:  # reached the network: the address was not refused
+            got, refused = f"{type(exc).__name__}: {exc}", False
+        report(f"LLM call without a key to {url.split('/')[2]}", got[:110], refused)
+
+    with httpx.Client(base_url=base, timeout=30) as browser:
+
+        def sign_in(username: str, password: str, address: str) -> httpx.Response:
+            page = browser.get("/admin/login/", headers={"X-Real-IP": address})
+            data = {"username": username, "password": password, "csrfmiddlewaretoken": CSRF.search(page.text).group(1)}
+            return browser.post("/admin/login/?next=/admin/", data=data, headers={"X-Real-IP": address})
+
+        for n in range(5):  # five wrong passwords from one address, then five from five others
+            sign_in("ada", "wrong", "203.0.113.10")
+            sign_in("ada", "wrong", f"203.0.113.{20 + n}")
+        attacker = sign_in("ada", "right-password-ada", "203.0.113.10")
+        browser.cookies.clear()
+        rightful = sign_in("ada", "right-password-ada", "198.51.100.7")
+    signed_in = rightful.status_code == 302 and rightful.headers.get("location") == "/admin/"
+    report(
+        "sign-in: strangers lock a researcher out",
+        f"from the attacker's address {attacker.status_code}; ada from her own {rightful.status_code}",
+        attacker.status_code == 429 and signed_in,
+    )
+
+    nul = httpx.get(f"{base}/s/attacks/", params={"PROLIFIC_PID": "a\x00b", "STUDY_ID": "st1", "SESSION_ID": "s"})
+    report("NUL in PROLIFIC_PID", said(nul), nul.status_code == 400)
+
+    header = "system,vignette,feature_1,weight_1,reason_1\n"
+    for name, text in (
+        ("a 200,000-column header", ",".join(f"c{n}" for n in range(200_000)) + "\nalpha\n"),
+        ("a 200 KB cell", header + f'alpha,v1,honesty,100,"{"x" * 200_000}"\n'),
+        ("2,000 rows", header + "s1,v1,honesty,100,because\n" * 2_000),
+    ):
+        started = time.perf_counter()
+        try:
+            import_answers(study=outsider, text=text)
+            got, refused = "imported", False
+        except AnswerFileError as exc:
+            got, refused = exc.errors[0], len(exc.errors) == 1
+        report(f"answers CSV: {name}", f"{time.perf_counter() - started:.2f} s: {got[:90]}", refused)
+
+
 # The expired invitation -----------------------------------------------------------------------------------
 def expired_invitation_attack(base: str, ids: dict) -> None:
     from django.utils import timezone
@@ -222,6 +302,7 @@ def main() -> None:
     database = fresh_database(args.postgres, args.database) if args.postgres else f"sqlite:///{directory}/db.sqlite3"
     env = server_env(database)
     env.update(PROLIFIC_WEBHOOK_SECRET=SECRET, INVITATION_MAX_AGE_DAYS="14", LOG_LEVEL="ERROR")
+    env.update(CLIENT_IP_HEADER="X-Real-IP", TRUSTED_PROXIES="1")  # as behind nginx: each client's own address
     setup_django(env)
     ids = prepare(directory)
     port = free_port()
@@ -230,6 +311,7 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         print(f"server {base} on {'PostgreSQL' if args.postgres else 'SQLite'}, DEBUG off\n")
         webhook_attacks(base, ids)
+        issue_35_attacks(base)
         expired_invitation_attack(base, ids)
         study_file_attacks(directory)
     finally:

@@ -82,6 +82,17 @@ def make_study(
     return study
 
 
+@contextmanager
+def data_fix(study):
+    """Change a live study's content as an operator's data fix does: the freeze lifted, then the snapshot replaced."""
+    from surveys.models.freeze import freeze_lifted
+    from surveys.services.snapshots import replace_snapshot
+
+    with freeze_lifted():
+        yield
+    replace_snapshot(study=study, reason="a test's content")
+
+
 @pytest.fixture
 def study(db):
     return make_study()

@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from surveys.models import Answer, Feature, Question, Vignette
+from tests.conftest import data_fix
 from tests.e2e.browser import PAGE_TIMEOUT_MS
 from tests.e2e.test_judging_survey import consent_and_demographics, link, live_study
 
@@ -22,15 +23,16 @@ def in_browser(chromium_browser, width):
 
 def german_study():
     study = live_study(vignettes_per_participant=1, vignettes=1, language="de")
-    for vignette in Vignette.objects.filter(study=study):
-        vignette.translations = {"de": {"text": "Eine Nachbarin bittet um Hilfe beim Umzug.", "character": "Kim"}}
-        vignette.save()
-    for answer in Answer.objects.filter(vignette__study=study):
-        answer.translations = {"de": {"action": "Helfen.", "features": [{"feature": "Hilfsbereitschaft"}]}}
-        answer.save()
-    Question.objects.filter(study=study, key="features").update(
-        translations={"de": {"text": "Welche Antwort nennt die wichtigeren Merkmale?"}}
-    )
+    with data_fix(study):
+        for vignette in Vignette.objects.filter(study=study):
+            vignette.translations = {"de": {"text": "Eine Nachbarin bittet um Hilfe beim Umzug.", "character": "Kim"}}
+            vignette.save()
+        for answer in Answer.objects.filter(vignette__study=study):
+            answer.translations = {"de": {"action": "Helfen.", "features": [{"feature": "Hilfsbereitschaft"}]}}
+            answer.save()
+        Question.objects.filter(study=study, key="features").update(
+            translations={"de": {"text": "Welche Antwort nennt die wichtigeren Merkmale?"}}
+        )
     return study
 
 
@@ -64,7 +66,8 @@ def test_a_german_study_speaks_german_from_consent_to_its_scenario(live_server, 
 @pytest.mark.parametrize("width", [375, 1280])
 def test_a_right_to_left_study_is_mirrored_and_fits_the_screen(live_server, chromium_browser, width):
     study = live_study(vignettes_per_participant=1, vignettes=1, language="ar")
-    Vignette.objects.filter(study=study).update(text="جار يطلب المساعدة في الانتقال إلى منزل جديد.")
+    with data_fix(study):
+        Vignette.objects.filter(study=study).update(text="جار يطلب المساعدة في الانتقال إلى منزل جديد.")
     context = in_browser(chromium_browser, width)
     try:
         page = context.new_page()
@@ -125,8 +128,11 @@ def test_long_question_titles_sit_inside_their_box_and_feature_names_keep_whole_
 ):
     study = live_study(vignettes_per_participant=1, vignettes=1)
     long_title = "Which answer names the morally relevant features better, " * 3
-    Question.objects.filter(study=study, key="features").update(text=long_title.strip())
-    Feature.objects.filter(position=1).update(feature="Irreversibility", reason="Once done it cannot be undone, " * 12)
+    with data_fix(study):
+        Question.objects.filter(study=study, key="features").update(text=long_title.strip())
+        Feature.objects.filter(position=1).update(
+            feature="Irreversibility", reason="Once done it cannot be undone, " * 12
+        )
     context = in_browser(chromium_browser, width)
     try:
         page = context.new_page()

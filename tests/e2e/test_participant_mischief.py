@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from surveys.models import Answer, Feature
+from tests.conftest import data_fix
 from tests.e2e.test_judging_survey import consent_and_demographics, link, live_study
 from tests.surveys.test_respondents import PID, SESSION_ID, STUDY_ID, answering_study
 
@@ -19,8 +20,9 @@ def fits_the_screen(page) -> bool:
 @pytest.mark.parametrize("width", [375, 1280])
 def test_answers_with_long_unbroken_words_wrap_inside_the_screen(live_server, chromium_browser, width):
     study = live_study(vignettes_per_participant=1, vignettes=1)
-    Answer.objects.update(action="Do this: " + "W" * 150, additional_information=UNBROKEN)
-    Feature.objects.filter(position=1).update(feature="Z" * 80, reason=f"See {UNBROKEN}")
+    with data_fix(study):
+        Answer.objects.update(action="Do this: " + "W" * 150, additional_information=UNBROKEN)
+        Feature.objects.filter(position=1).update(feature="Z" * 80, reason=f"See {UNBROKEN}")
     context = chromium_browser.new_context(viewport={"width": width, "height": 800})
     try:
         page = context.new_page()

@@ -120,16 +120,17 @@ def test_an_answer_typed_out_at_a_machines_steady_speed_is_low(live_server, chro
     assert answer.authenticity == "low"
 
 
-def llm_sources(study) -> dict[str, dict]:
+def llm_sources(study) -> dict[str, list[dict]]:
     """{scenario text: its LLM answer as a study file holds it}: what a cheat copies from a chatbot."""
     sources = {}
     for answer in Answer.objects.for_study(study).filter(system__kind="llm").select_related("vignette"):
         features = [{"feature": f.feature, "weight": f.weight, "reason": f.reason} for f in answer.features.all()]
-        sources[answer.vignette.text] = {
+        source = {
             "features": features,
             "action": answer.action,
             "additional_information": answer.additional_information,
         }
+        sources.setdefault(answer.vignette.text, []).append(source)
     return sources
 
 

@@ -81,7 +81,9 @@ CLOCK = """(() => {
   performance.now = () => origin + elapsed;
   window.__writerClock = {
     advance(ms) { elapsed += ms; },
-    plan(intervals) { planned.push(...intervals); },
+    // A new plan replaces what is left of the last: a character typed without a keydown (one the keyboard
+    // layout lacks, which Playwright inserts) must not carry an interval over into the next field.
+    plan(intervals) { planned.splice(0, planned.length, ...intervals); },
   };
   addEventListener("keydown", (event) => {
     const typing = event.key.length === 1 || event.key === "Backspace";
@@ -209,7 +211,7 @@ def paste(page, selector: str, text: str, rng: random.Random | None = None) -> N
 
 def drop(page, selector: str, text: str, rng: random.Random) -> None:
     """Text dragged in from another window and dropped on the field (Chromium's own drag and drop)."""
-    page.locator(selector).scroll_into_view_if_needed()
+    page.locator(selector).evaluate("field => field.scrollIntoView({block: 'center'})")  # clear of the sticky total
     box = page.locator(selector).bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     advance(page, rng.uniform(2000, 8000))
@@ -407,10 +409,11 @@ def write_as(
     study_id: str,
     kind: str,
     rng: random.Random,
-    sources: dict[str, dict] | None = None,
+    sources: dict[str, list[dict]] | None = None,
 ) -> dict[str, str]:
     """One writer of this kind arrives from the study's Prolific link, consents and writes one answer.
-    `sources` maps the start of a scenario's text to the answer a cheat copies for it. Returns the texts."""
+    `sources` maps the start of a scenario's text to the answers a cheat may copy for it (one is chosen).
+    Returns the texts."""
     from playwright.sync_api import expect
 
     from tests.e2e.browser import stub_prolific
@@ -424,7 +427,8 @@ def write_as(
     source = None
     if sources:
         scenario = page.locator(".vignette-text").inner_text()
-        source = next((answer for start, answer in sources.items() if scenario.startswith(start)), None)
+        choices = next((answers for start, answers in sources.items() if scenario.startswith(start)), [])
+        source = rng.choice(choices) if choices else None
     texts = write_answer(page, kind=kind, rng=rng, source=source)
     expect(page.get_by_role("heading", name="Thank you for your answers")).to_be_visible()
     context.close()
