@@ -17,7 +17,7 @@ from ..results import Halo, Interval, QuestionResult, VignetteFit
 from ..results.headline import degenerate
 from .alternatives import reported_fit, style_controlled
 from .claim_fragility import fragility_of_claims
-from .headline import headline_of, tested_p
+from .headline import headline_of, headline_test_of, tested_p
 from .intervals import INTERVALS
 from .judged import Judged, fit_judged, guarded
 from .participant_draws import ParticipantReplicates, SplitDraws, resample_participants
@@ -71,7 +71,8 @@ def fit_question(
     plain = fit_judged(judged, first=judged.first_in_estimates())
     main, alternatives, problems = reported_fit(judged, plain=plain)
     intervals = _intervals(judged, plain=plain, rng=rng)
-    headline = headline_of(judged, plain=plain, intervals=intervals)
+    test = headline_test_of(judged, plain=plain)  # computed once: the headline and the rank claims read it
+    headline = headline_of(judged, plain=plain, intervals=intervals, test=test)
     # p, Holm p (across the tested systems) and stars are the headline test's: none where it has no test. The
     # Wald ones (conditional on these answers) stay in `fit`.
     tested = tested_p(headline)
@@ -94,7 +95,7 @@ def fit_question(
         split_half_reliability=json_safe(_split_half(judged, rng=rng, draws=split_draws or SplitDraws())),
         by_vignette=_by_vignette(judged, vignette_keys=vignette_keys),
         headline=headline,
-        ranks=ranks_of(judged, plain=plain),
+        ranks=ranks_of(judged, test=test),
         by_set=fit_by_set(judged, vignette_sets=vignette_sets) if vignette_sets else None,
         fragility=fragility_of_claims(judged) if parameters.get("fragility", True) else [],
     )

@@ -26,10 +26,10 @@ WALD_NARROWER_ANSWERS = (
 )
 
 
-def headline_of(judged: Judged, *, plain: bt.BTResult, intervals: dict[str, Interval]) -> Headline:
-    """The headline of one question: the headline test of its maximum-likelihood fit `plain`, or, where the
-    question has no test, the judge-robust interval from `intervals` (the Wald one with a single judge)."""
-    test = guarded(
+def headline_test_of(judged: Judged, *, plain: bt.BTResult) -> bt.HeadlineTest | None:
+    """The headline test of one question's judgments around its maximum-likelihood fit `plain` (None when it
+    cannot be computed): the headline and the rank claims both read it."""
+    return guarded(
         bt.headline_test,
         judged.winners,
         judged.losers,
@@ -41,6 +41,13 @@ def headline_of(judged: Judged, *, plain: bt.BTResult, intervals: dict[str, Inte
         item_names=judged.names,
         fitted=plain,
     )
+
+
+def headline_of(
+    judged: Judged, *, plain: bt.BTResult, intervals: dict[str, Interval], test: bt.HeadlineTest | None
+) -> Headline:
+    """The headline of one question: its headline `test` (from `headline_test_of`), or, where the question has no
+    test, the judge-robust interval from `intervals` (the Wald one with a single judge)."""
     n_vignettes, n_judges = count_distinct(judged.vignettes), count_distinct(judged.clusters)
     why_not = bt.why_no_test(n_vignettes, n_judges)
     if test is None and not why_not:

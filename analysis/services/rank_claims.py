@@ -18,22 +18,8 @@ RANKS_METHOD = (
 )
 
 
-def ranks_of(judged: Judged, *, plain: bt.BTResult, test: bt.HeadlineTest | None = None) -> Ranks | None:
-    """The rank claims of one question from its maximum-likelihood fit `plain` (the headline test of the same
-    judgments, `test`, when the caller has it); None when the test cannot be computed at all."""
-    if test is None:
-        test = guarded(
-            bt.headline_test,
-            judged.winners,
-            judged.losers,
-            judged.n_items,
-            reference=judged.reference,
-            judges=judged.clusters,
-            vignettes=judged.vignettes,
-            first=judged.first_in_estimates(),
-            item_names=judged.names,
-            fitted=plain,
-        )
+def ranks_of(judged: Judged, *, test: bt.HeadlineTest | None) -> Ranks | None:
+    """The rank claims of one question from its headline `test` (`headline_test_of`); None without a test."""
     if test is None:
         return None
     # A stream of its own: the bootstraps use [seed] and [seed, 2].
