@@ -65,7 +65,13 @@ class BonusPayment(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        constraints = [models.UniqueConstraint(fields=["prolific_id"], name="bonus_payment_once")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prolific_id"],
+                name="bonus_payment_once",
+                violation_error_message="This bonus payment on Prolific is already recorded: it is paid only once.",
+            )
+        ]
         # The study's bonus list in the admin, newest first.
         indexes = [models.Index(fields=["study", "-created_at"], name="bonus_payment_by_study")]
 
@@ -89,8 +95,16 @@ class Bonus(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["payment", "prolific_pid"], name="bonus_once_per_payment"),
-            models.CheckConstraint(condition=models.Q(amount__gt=0), name="bonus_amount_positive"),
+            models.UniqueConstraint(
+                fields=["payment", "prolific_pid"],
+                name="bonus_once_per_payment",
+                violation_error_message="A participant appears twice in this bonus payment: give each one amount.",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(amount__gt=0),
+                name="bonus_amount_positive",
+                violation_error_message="A bonus is an amount above zero.",
+            ),
         ]
 
     def __str__(self) -> str:

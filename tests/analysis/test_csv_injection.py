@@ -11,6 +11,7 @@ from analysis.exports import EXPORTS
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
 from surveys.models import Answer, Feature, Participant, System
+from surveys.models.freeze import freeze_lifted
 
 from ..conftest import make_judged_study
 
@@ -37,11 +38,12 @@ def hostile(db):
             "languages": [payload, "en"],
         }
         person.save(update_fields=["demographics"])
-    Answer.objects.filter(system__study=study).update(
-        action=PAYLOADS[0], additional_information=PAYLOADS[1], raw_text=PAYLOADS[3]
-    )
-    Feature.objects.filter(answer__system__study=study).update(feature=PAYLOADS[2], reason=PAYLOADS[4])
-    System.objects.filter(study=study, key="beta").update(label=PAYLOADS[0])  # a researcher's label too
+    with freeze_lifted():  # the study is live: the payloads arrive as an operator's data fix
+        Answer.objects.filter(system__study=study).update(
+            action=PAYLOADS[0], additional_information=PAYLOADS[1], raw_text=PAYLOADS[3]
+        )
+        Feature.objects.filter(answer__system__study=study).update(feature=PAYLOADS[2], reason=PAYLOADS[4])
+        System.objects.filter(study=study, key="beta").update(label=PAYLOADS[0])  # a researcher's label too
     refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     return study
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from analysis.models import AnalysisRun
 from analysis.services import refit_study
 from surveys.models import Answer, Question
+from surveys.models.freeze import freeze_lifted
 from surveys.services.study_files import export_study, import_study
 
 from ..conftest import make_judged_study
@@ -22,12 +23,14 @@ FAST = {"bootstrap": 50, "split_halves": 10}
 @pytest.fixture
 def fitted(db):
     study = make_judged_study(participants=40, seed=5)
-    Question.objects.filter(study=study, key="weighting").update(label="Weighing the features")
-    # Answers of different lengths, not in step with the systems: the style-controlled fit has a length to remove.
-    for system, vignette, words in [("beta", "v1", 150), ("beta", "v2", 40), ("gamma", "v2", 90), ("alpha", "v3", 60)]:
-        Answer.objects.filter(system__study=study, system__key=system, vignette__key=vignette).update(
-            action="word " * words
-        )
+    with freeze_lifted():  # the study is live: an operator's data fix
+        Question.objects.filter(study=study, key="weighting").update(label="Weighing the features")
+        # Answers of different lengths, not in step with the systems: the style-controlled fit has a length to remove.
+        lengths = [("beta", "v1", 150), ("beta", "v2", 40), ("gamma", "v2", 90), ("alpha", "v3", 60)]
+        for system, vignette, words in lengths:
+            Answer.objects.filter(system__study=study, system__key=system, vignette__key=vignette).update(
+                action="word " * words
+            )
     run = refit_study(study=study, trigger=AnalysisRun.Trigger.COMMAND, parameters=FAST)
     return study, run
 
@@ -51,7 +54,8 @@ def test_the_plot_of_a_question_with_its_own_label_is_titled_with_it(staff_clien
 
 def test_a_question_key_outside_the_method_reads_as_words(staff_client, fitted):
     study, run = fitted
-    Question.objects.filter(study=study, key="reasons").update(key="moral_reasons_given")
+    with freeze_lifted():
+        Question.objects.filter(study=study, key="reasons").update(key="moral_reasons_given")
     results = dict(run.results)
     results["moral_reasons_given"] = results.pop("reasons") | {"question": "moral_reasons_given"}
     AnalysisRun.objects.filter(pk=run.pk).update(results=results)

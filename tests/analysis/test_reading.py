@@ -10,6 +10,7 @@ from analysis.services import fitting, reading
 from analysis.services.hash_text import decimal_lines
 from analysis.services.reading import QuestionData, read_study_data
 from surveys.models import Answer, Assignment, Judgment, Study
+from surveys.models.freeze import freeze_lifted
 from tests.conftest import fabricate_judgments, make_judged_study
 
 ABILITIES = {"alpha": 0.0, "beta": 0.7, "gamma": -0.5, "delta": 0.3}
@@ -20,7 +21,8 @@ FAST = fitting.DEFAULT_PARAMETERS | {"bootstrap": 40, "split_halves": 10}
 def judged(db):
     study = make_judged_study(abilities=ABILITIES, participants=70, seed=11, vignettes_per_participant=3)
     # Answers of different lengths (the style covariate), and judges whose judgments must not be read.
-    Answer.objects.filter(system__key="beta", vignette__key="v1").update(action="a much longer action " * 5)
+    with freeze_lifted():  # the study is live: an operator's data fix
+        Answer.objects.filter(system__key="beta", vignette__key="v1").update(action="a much longer action " * 5)
     fabricate_judgments(study, ABILITIES, participants=6, seed=12, pid_prefix="X", exclusion="too-fast")
     fabricate_judgments(study, ABILITIES, participants=4, seed=13, pid_prefix="R", is_preview=True)
     return Study.objects.get(pk=study.pk)

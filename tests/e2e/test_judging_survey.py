@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from surveys.models import Answer, Judgment, Participant
 from surveys.services.lifecycle import go_live
-from tests.conftest import make_study
+from tests.conftest import data_fix, make_study
 from tests.e2e.browser import PAGE_TIMEOUT_MS, stub_prolific
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -91,7 +91,8 @@ def test_a_judging_page_can_be_answered_with_the_keyboard_alone(live_server, bro
 
 def test_an_answer_containing_markup_is_shown_as_text(live_server, browser_context):
     study = live_study(vignettes_per_participant=1, vignettes=1)
-    Answer.objects.update(action="<script>window.pwned = 1</script><b>bold?</b>")
+    with data_fix(study):  # live: the markup arrives as a data fix, served from the replaced snapshot
+        Answer.objects.update(action="<script>window.pwned = 1</script><b>bold?</b>")
     page = browser_context.new_page()
     page.goto(link(live_server, study))
     consent_and_demographics(page)

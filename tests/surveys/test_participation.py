@@ -203,7 +203,10 @@ def test_callers_change_the_lifecycle_only_through_participation():
 
 def test_judging_allocation_prolific_and_admin_call_the_table():
     root = Path(__file__).resolve().parents[2] / "surveys"
-    for module in ["services/judging.py", "services/allocation.py", "prolific/statuses.py", "admin/participants.py"]:
+    for module in ["services/judging.py", "services/allocation.py", "prolific/statuses.py"]:
         assert "apply_event(" in (root / module).read_text(encoding="utf-8"), module
+    # The admin's exclusion goes through participation's own function (which applies the event and audits it).
+    assert "exclude_by_researcher(participants=" in (root / "admin/participants.py").read_text(encoding="utf-8")
+    assert "apply_event(" in (root / "services/participation.py").read_text(encoding="utf-8")
     for module in ["prolific/statuses.py", "prolific/review.py"]:
         assert "participation.record_" in (root / module).read_text(encoding="utf-8"), module
