@@ -292,7 +292,17 @@ def no_cached_snapshots_from_other_tests():
     """A slug's language is cached for minutes (services/live_content.py): each test's studies start afresh."""
     from django.core.cache import caches
 
-    caches["snapshots"].clear()
+    snapshots = caches["snapshots"]
+    redis_cache = getattr(snapshots, "_cache", None)
+    if hasattr(redis_cache, "get_client"):
+        # Only the cache's own keys: clear() would FLUSHDB the Redis database the broker shares, wiping the
+        # queues' bindings under a running Celery worker (its tasks would then never arrive).
+        client = redis_cache.get_client(write=True)
+        keys = list(client.scan_iter(match=f"{snapshots.key_prefix}:*"))
+        if keys:
+            client.delete(*keys)
+    else:
+        snapshots.clear()
     caches["rendered"].clear()
 
 

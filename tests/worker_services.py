@@ -42,6 +42,9 @@ def give_this_worker_its_own_redis_database() -> None:
             os.environ[variable] = redis_url_for_worker(os.environ[variable], number)
         if getattr(settings, variable, ""):
             setattr(settings, variable, redis_url_for_worker(getattr(settings, variable), number))
+    for cache in settings.CACHES.values():  # the snapshot cache too: two workers' studies share slugs
+        if cache["BACKEND"].endswith("RedisCache"):
+            cache["LOCATION"] = redis_url_for_worker(cache["LOCATION"], number)
     if settings.CELERY_BROKER_URL:
         app.conf.broker_url = settings.CELERY_BROKER_URL
         app._pool = app.amqp._producer_pool = None  # pools keep the broker they were made for

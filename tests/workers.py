@@ -34,6 +34,7 @@ def celery_worker(queue: str, *, pool: str = "solo", concurrency: int = 1, env: 
         "DATABASE_URL": test_database_url(),
         "DB_CONN_MAX_AGE": "0",
         "SECRET_KEY": "worker-test",
+        "LLM_ALLOWED_HOSTS": "127.0.0.1",  # the fake providers, as the suite's settings allow them in-process
         **(env or {}),
     }
     command = [sys.executable, "-m", "celery", "-A", "moraljudge", "worker", "-Q", queue, "-P", pool]
