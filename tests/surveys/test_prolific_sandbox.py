@@ -1,9 +1,13 @@
 """Issue 23.7: `manage.py prolific_sandbox` runs the Prolific stand-in on a fixed port for a local try."""
 
 import io
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -149,3 +153,29 @@ def test_the_sandbox_keeps_running_when_the_database_fails_a_read(monkeypatch):
         call_command("prolific_sandbox", port=free_port(), seconds=2.5, webhook_url="", stdout=out)
     assert len(failures) == 1
     assert "Could not read the platform's database (database is locked): trying again in 2 s." in out.getvalue()
+
+
+def test_ctrl_c_stops_the_sandbox_even_when_it_was_started_with_sigint_ignored():
+    """A background job of a non-interactive shell starts with SIGINT ignored: Ctrl-C (SIGINT) must still stop it."""
+    port = free_port()
+    sandbox = subprocess.Popen(
+        [sys.executable, "manage.py", "prolific_sandbox", "--port", str(port), "--webhook-url", ""],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        for _ in range(200):  # until it listens
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        sandbox.send_signal(signal.SIGINT)
+        out = sandbox.communicate(timeout=30)[0]
+    finally:
+        if sandbox.poll() is None:
+            sandbox.kill()
+    assert sandbox.returncode == 0, out

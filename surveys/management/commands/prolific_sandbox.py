@@ -5,6 +5,8 @@ X-Event-ID and X-Timestamp) to the platform for every change of a submission's s
 """
 
 import secrets
+import signal
+import threading
 import time
 
 from django.conf import settings
@@ -50,6 +52,10 @@ class Command(BaseCommand):
             f"{webhook_url or '(nowhere: --webhook-url is empty)'}. Ctrl-C stops it; its state is kept in memory only."
         )
         self.stdout.flush()
+        # Ctrl-C stops it even when started with SIGINT ignored (a background job of a non-interactive shell,
+        # a runner that ignores it): Python then raises no KeyboardInterrupt and the loop below never ends.
+        if threading.current_thread() is threading.main_thread():  # only the main thread may set a handler
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         deadline = None if seconds is None else time.monotonic() + seconds
         try:
             while deadline is None or time.monotonic() < deadline:
