@@ -49,7 +49,8 @@ SANDBOX = [harness.PYTHON, "manage.py", "prolific_sandbox"]
 
 def pilot_env(*, database: Path, sandbox_port: int) -> dict:
     """`make run`'s environment (DEBUG on, SQLite, no broker) pointed at the sandbox."""
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL", "DATABASE_URL")}
+    unset = ("REDIS_URL", "CELERY_BROKER_URL", "DATABASE_URL", "PYTEST_XDIST_WORKER")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(
         DATABASE_URL=f"sqlite:///{database}",
         DEBUG="1",
@@ -145,6 +146,7 @@ def main() -> None:
     web_port, sandbox_port = harness.free_port(), harness.free_port()
     base = f"http://127.0.0.1:{web_port}"
     env = pilot_env(database=database, sandbox_port=sandbox_port)
+    os.environ.clear()  # this process is a quickstart too: no Redis left over from a suite that started it
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     import django

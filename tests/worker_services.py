@@ -12,6 +12,9 @@ import os
 from urllib.parse import urlsplit, urlunsplit
 
 REDIS_VARIABLES = ("REDIS_URL", "CELERY_BROKER_URL")
+# Set once the environment is moved: subprocesses inherit both it and PYTEST_XDIST_WORKER, and must not move again
+# (CI's gw1 on db 15 became db 16, "DB index is out of range").
+MOVED_MARK = "MJ_REDIS_MOVED_FOR_WORKER"
 
 
 def worker_number() -> int | None:
@@ -35,8 +38,9 @@ def give_this_worker_its_own_redis_database() -> None:
     from moraljudge.celery import app
 
     number = worker_number()
-    if number is None:
-        return
+    if number is None or os.environ.get(MOVED_MARK):
+        return  # not under xdist, or a subprocess (a benchmark importing tests.conftest) whose environment is moved
+    os.environ[MOVED_MARK] = "1"
     for variable in REDIS_VARIABLES:
         if os.environ.get(variable):
             os.environ[variable] = redis_url_for_worker(os.environ[variable], number)
