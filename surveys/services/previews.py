@@ -9,7 +9,7 @@ no participant, no cell, no judgment, no entry counted (views/preview.py keeps i
 from dataclasses import dataclass
 from itertools import combinations
 
-from ..models import Answer, Study, StudySnapshot
+from ..models import Answer, Study, StudySnapshot, Vignette
 from .languages import interface_warning, missing_texts
 from .lifecycle import lone_answers
 from .snapshots import as_answer, as_question, as_vignette, write_snapshot
@@ -71,3 +71,13 @@ def preview_pages(snapshot: StudySnapshot) -> list[PreviewPage]:
 
 def preview_questions(snapshot: StudySnapshot) -> list:
     return [as_question(item, snapshot.study_id) for item in snapshot.content["questions"]]
+
+
+def writing_preview_vignette(*, study: Study, snapshot: StudySnapshot | None = None) -> Vignette | None:
+    """The vignette the answer-writing preview shows: the first of `snapshot` (a preview's, so that writers see
+    what that preview's judges see), else of the study's own snapshot once it is live, else of its rows."""
+    snapshot = snapshot or study.snapshot
+    if snapshot is None:
+        return study.vignettes.order_by("position", "id").first()
+    first = snapshot.content["vignettes"][:1]
+    return as_vignette(first[0], study.pk) if first else None

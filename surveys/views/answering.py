@@ -1,18 +1,20 @@
 """The answer-writing survey's pages for lay respondents (Prolific) and invited experts."""
 
+import uuid
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from ..forms.answering import AnswerForm, ConsentForm
-from ..models import Invitation, Respondent, Study
+from ..models import Invitation, Respondent, Study, StudySnapshot
 from ..services.errors import EntryRefused, NotOffered, SessionInUse, StudyClosed
 from ..services.invitations import (
     COOKIE_SALT,
@@ -22,7 +24,7 @@ from ..services.invitations import (
     cookie_name,
     open_invitation,
 )
-from ..services.previews import study_languages
+from ..services.previews import study_languages, writing_preview_vignette
 from ..services.respondent_survey import (
     completion_url,
     full_url,
@@ -32,6 +34,7 @@ from ..services.respondent_survey import (
     start_prolific_respondent,
     submit_answer,
 )
+from ..services.teams import role_of
 from .entry_limit import rate_limited_entry, respondent_exists
 
 if TYPE_CHECKING:
@@ -228,7 +231,10 @@ def done(request, slug):
 def preview(request, slug):
     """What a respondent sees on a writing page, for a signed-in researcher; nothing is stored."""
     study = get_object_or_404(Study, slug=slug)
-    vignette = study.vignettes.order_by("position", "id").first()
+    if role_of(request.user, study) is None:
+        raise Http404("No Study matches the given query.")  # as for a study the user may not see
+    snapshot = _preview_snapshot(study, request.GET.get("snapshot"))  # from the preview's languages page
+    vignette = writing_preview_vignette(study=study, snapshot=snapshot)
     if vignette is None:
         return _problem(request, "This study has no vignettes yet.", 404)
     language = request.GET.get("lang")  # a preview in another of the study's languages (views/preview.py)
@@ -244,3 +250,12 @@ def preview(request, slug):
         response = render(request, "surveys/answering/write.html", context, status=400 if form.errors else 200)
         response.headers["Content-Language"] = language
         return response
+
+
+def _preview_snapshot(study: Study, snapshot_id: str | None) -> StudySnapshot | None:
+    if not snapshot_id:
+        return None
+    try:
+        return get_object_or_404(StudySnapshot, pk=uuid.UUID(snapshot_id), study=study)
+    except ValueError:
+        raise Http404("No such preview.") from None

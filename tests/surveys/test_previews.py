@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from surveys.models import Answer, Cell, EntryAttempt, Judgment, Participant, StudySnapshot
+from surveys.services.previews import write_preview
 from tests.conftest import make_study
 
 pytestmark = pytest.mark.django_db
@@ -74,3 +75,30 @@ def test_the_answer_writing_preview_speaks_the_language_asked_for(client, resear
     page = client.get(f"/r/{study.slug}/preview/?lang=de")
     assert page["Content-Language"] == "de"
     assert "Ein Kind findet eine Geldbörse." in page.content.decode()
+
+
+def test_the_answer_writing_preview_of_a_snapshot_shows_what_that_previews_judges_see(client, researcher):
+    study = german_draft()
+    languages = client.post(f"/s/{study.slug}/preview/", follow=True).content.decode()
+    snapshot = StudySnapshot.objects.get(study=study, kind=StudySnapshot.Kind.PREVIEW)
+    writer = f"/r/{study.slug}/preview/?lang=de&amp;snapshot={snapshot.pk}"
+    assert writer in languages
+    study.vignettes.filter(key="v1").update(translations={"de": {"text": "Nach der Vorschau geändert."}})
+
+    from_snapshot = client.get(writer.replace("&amp;", "&")).content.decode()
+    assert "Ein Kind findet eine Geldbörse." in from_snapshot  # as on the preview's judging pages
+    assert "Nach der Vorschau geändert." not in from_snapshot
+    # Without a preview's snapshot (the respondents' admin page links so): the draft's rows as they are now.
+    assert "Nach der Vorschau geändert." in client.get(f"/r/{study.slug}/preview/?lang=de").content.decode()
+
+
+def test_only_the_studys_team_previews_its_writing_page_and_only_its_own_snapshots(client, django_user_model):
+    study, other = make_study(), make_study(slug="other")
+    outsider = django_user_model.objects.create_user("out", password="x", is_staff=True)
+    client.force_login(outsider)
+    assert client.get(f"/r/{study.slug}/preview/").status_code == 404
+    client.force_login(django_user_model.objects.create_superuser("boss", "b@example.org", "pw-long-enough"))
+    theirs = write_preview(study=other)
+    assert client.get(f"/r/{study.slug}/preview/?snapshot={theirs.pk}").status_code == 404
+    assert client.get(f"/r/{study.slug}/preview/?snapshot=not-a-uuid").status_code == 404
+    assert client.get(f"/r/{other.slug}/preview/?snapshot={theirs.pk}").status_code == 200
