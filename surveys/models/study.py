@@ -240,8 +240,9 @@ class Study(models.Model):
     )
 
     # What participants are shown (models/snapshots.py): written on going live, replaced only by a data fix.
+    # RESTRICT: the one shown cannot be deleted alone (a live study must keep one), only with its study.
     snapshot = models.ForeignKey(
-        "StudySnapshot", null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+"
+        "StudySnapshot", null=True, blank=True, editable=False, on_delete=models.RESTRICT, related_name="+"
     )
 
     created_at = models.DateTimeField(default=timezone.now)
@@ -267,6 +268,12 @@ class Study(models.Model):
                 condition=~Q(prolific_study_id=""),
                 name="study_prolific_study_once",
                 violation_error_message="This Prolific study belongs to another study of this deployment.",
+            ),
+            models.CheckConstraint(
+                # Pages of a study past draft read its snapshot (services/live_content.py): going live writes it.
+                condition=Q(status="draft") | Q(snapshot__isnull=False),
+                name="study_shown_from_a_snapshot_once_live",
+                violation_error_message="A study that has gone live is shown from its snapshot: it cannot be without one.",
             ),
             models.CheckConstraint(
                 condition=Q(prolific_hourly_rate__gt=0),

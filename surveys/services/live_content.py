@@ -2,7 +2,8 @@
 
 A live study is shown from its snapshot, read through Django's cache under the snapshot's id: every process
 shows the same, and a replaced snapshot (a data fix) is shown from the next request on. A draft (which may
-still change) is read from its rows every time. The study's language is cached by slug for a few minutes
+still change) is read from its rows every time: only a draft has no snapshot (the database refuses a study
+past draft without one, and migration 0034 gave one to those that went live before snapshots existed). The study's language is cached by slug for a few minutes
 (the one thing read before the study is), in the same cache; replacing a snapshot forgets it.
 """
 

@@ -12,6 +12,7 @@ from llm_collect.calls.config import retry_delay
 from llm_collect.calls.states import claim
 from llm_collect.models import Generation
 from surveys.models import Answer
+from surveys.services.snapshots import write_snapshot
 from tests.fakes.llm_servers import FakeLLMServer, answer_json
 
 from .conftest import make_llm_study
@@ -223,7 +224,7 @@ def test_a_researchers_choice_is_not_overridden_by_a_later_sample(fake, admin_us
 def test_nothing_is_selected_automatically_once_the_study_is_live(fake):
     study = make_llm_study(url=fake.url, vignettes=1)
     _, (gen,) = generations(study)
-    study.status = "live"
+    study.status, study.snapshot = "live", write_snapshot(study=study)  # as going live leaves it, minus the checks
     study.save()
     services.collect(generation_id=gen.pk)
     assert not Answer.objects.filter(system=gen.system, selected=True).exists()

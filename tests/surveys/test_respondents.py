@@ -19,6 +19,7 @@ from surveys.services.respondent_survey import (
     start_prolific_respondent,
     submit_answer,
 )
+from surveys.services.snapshots import write_snapshot
 from tests.conftest import at_once, make_study
 
 PID = "5f1e0c7a9b3d2e4f6a8b0c1d"
@@ -184,7 +185,7 @@ def test_an_invitation_is_only_for_an_expert_system_of_its_study():
 @pytest.mark.django_db
 def test_a_closed_study_takes_no_new_respondents():
     study = answering_study()
-    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED, snapshot=write_snapshot(study=study))
     study.refresh_from_db()
     with pytest.raises(StudyClosed, match="closed"):
         start_prolific_respondent(study=study, prolific_pid=PID, prolific_study_id=STUDY_ID, session_id=SESSION_ID)
@@ -196,7 +197,7 @@ def test_a_closed_study_takes_no_new_respondents():
 @pytest.mark.django_db
 def test_a_closed_study_sends_a_prolific_writer_back_with_the_answer_writing_full_code(client):
     study = answering_study(screened_out_code="JUDGEFULL", answering_full_code="WFULL")
-    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED, snapshot=write_snapshot(study=study))
     response = client.get(entry(study))
     assert response.status_code == 410
     assert 'href="https://app.prolific.com/submissions/complete?cc=WFULL"' in response.content.decode()

@@ -3,11 +3,14 @@
 import pytest
 from django.core.cache import caches
 from django.core.management import call_command
+from django.db import IntegrityError, transaction
+from django.db.models import RestrictedError
 from django.test import override_settings
 
-from surveys.models import AuditEvent, Participant, StudySnapshot, Vignette
+from surveys.models import AuditEvent, Participant, Study, StudySnapshot, Vignette
 from surveys.models.freeze import freeze_lifted
 from surveys.services.lifecycle import go_live
+from surveys.services.previews import write_preview
 from tests.conftest import make_study
 from tests.surveys.test_judging_flow import csrf_client, through_demographics
 
@@ -76,3 +79,16 @@ def test_replacing_a_drafts_snapshot_is_refused_with_the_reason():
     study = make_study()
     with pytest.raises(Exception, match="is a draft"):
         call_command("replace_snapshot", study.slug, "--reason", "x")
+
+
+@pytest.mark.django_db
+def test_a_study_past_draft_cannot_be_left_without_its_snapshot():
+    study = go_live(study=make_study(vignettes=1, vignettes_per_participant=1))
+    with pytest.raises(RestrictedError):  # its own snapshot goes only with the study
+        StudySnapshot.objects.get(pk=study.snapshot_id).delete()
+    with pytest.raises(IntegrityError, match="study_shown_from_a_snapshot_once_live"), transaction.atomic():
+        Study.objects.filter(pk=study.pk).update(snapshot=None)
+    draft = make_study(slug="draft")
+    write_preview(study=draft)
+    draft.delete()  # a draft goes with its preview snapshots
+    assert list(StudySnapshot.objects.values_list("study", flat=True)) == [study.pk]
