@@ -81,7 +81,7 @@ class JudgeModelForm(forms.ModelForm):
         try:
             self.instance.validate_constraints(exclude={"id"})
         except ValidationError as exc:
-            self._update_errors(exc)
+            self.add_error(None, exc)
 
 
 @admin.register(JudgeModel)

@@ -138,7 +138,10 @@ def test_a_researcher_adds_a_judge_model_only_to_a_study_they_act_on_and_keys_ar
     taken = client.post(add, {**FORM, "key": "their-judge", "base_url": "", "study": victims_judge.study_id})
     assert "already has a judge model with this key" in taken.content.decode()
     assert client.post(add, {**FORM, "key": "new", "base_url": "", "study": victims_judge.study_id}).status_code == 302
-    assert JudgeModel.objects.get(key="new").study == victims_judge.study
+    new = JudgeModel.objects.get(key="new")
+    assert new.study == victims_judge.study
+    renamed = client.post(change_url(new), {**FORM, "key": "their-judge", "base_url": ""})  # its study read only
+    assert "already has a judge model with this key" in renamed.content.decode()
 
 
 def test_a_judge_model_without_a_study_is_a_superusers_until_given_one(client, victims_judge):
