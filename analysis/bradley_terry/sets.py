@@ -43,7 +43,7 @@ from .headline_test import (
     headline_test,
     why_no_test,
 )
-from .labels import codes, count_distinct
+from .labels import codes, count_distinct, distinct_rows
 from .results import BTResult
 
 ORDER = -1  # the key of a set's order effect among its coefficients
@@ -223,8 +223,7 @@ def joint_test(
             thetas.append(theta[n_items])
     keep = finite[set_of, a] & finite[set_of, b] & (weights > 0)
     key = np.stack([set_of, codes(vignettes), a, b, a_side], axis=1)[keep]
-    rows, row_of = np.unique(key, axis=0, return_inverse=True)
-    row_of = row_of.ravel()
+    rows, row_of = distinct_rows(key)
     x = np.zeros((len(rows), len(columns)))
     for r, (s, _, first_item, second_item, sign) in enumerate(rows):
         for item, value in ((first_item, 1.0), (second_item, -1.0)):
