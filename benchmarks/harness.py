@@ -81,7 +81,7 @@ def free_port() -> int:
 
 def server_env(database_url: str, redis_url: str = "") -> dict:
     """A production-like environment (DEBUG off); without redis_url tasks run in-process."""
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL", "CACHE_REDIS_URL")}
     env.update(
         DATABASE_URL=database_url,
         SECRET_KEY="benchmark-only-secret",

@@ -49,7 +49,7 @@ SANDBOX = [harness.PYTHON, "manage.py", "prolific_sandbox"]
 
 def pilot_env(*, database: Path, sandbox_port: int) -> dict:
     """`make run`'s environment (DEBUG on, SQLite, no broker) pointed at the sandbox."""
-    unset = ("REDIS_URL", "CELERY_BROKER_URL", "DATABASE_URL", "PYTEST_XDIST_WORKER")
+    unset = ("REDIS_URL", "CELERY_BROKER_URL", "CACHE_REDIS_URL", "DATABASE_URL", "PYTEST_XDIST_WORKER")
     env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(
         DATABASE_URL=f"sqlite:///{database}",

@@ -11,6 +11,7 @@ import os
 import re
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
+from urllib.parse import urlsplit, urlunsplit
 
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
@@ -104,3 +105,25 @@ def env_rate(name: str, default: str) -> str:
     except ValueError:
         raise ImproperlyConfigured(f"{name}={value!r} must look like 3/10m (or off).") from None
     return value
+
+
+REDIS_DATABASES = 16  # Redis's default `databases`: numbers 0 to 15
+
+
+def env_redis_after(name: str, url: str) -> str:
+    """`name`'s Redis URL, else `url` with its database number plus one (empty when `url` is)."""
+    value = _raw(name)
+    if value or not url:
+        return value
+    parts = urlsplit(url)
+    database = parts.path.strip("/") or "0"
+    # The messages name no URL: it may hold a password.
+    if parts.scheme not in ("redis", "rediss") or not database.isdigit():
+        raise ImproperlyConfigured(f"{name} must be set: REDIS_URL names no Redis database number to follow.")
+    following = int(database) + 1
+    if following >= REDIS_DATABASES:
+        raise ImproperlyConfigured(
+            f"{name} must be set: REDIS_URL names database {database}, and the one after it is past Redis's last "
+            f"({REDIS_DATABASES - 1}). Point {name} at another database (e.g. {int(database) - 1}) or another Redis."
+        )
+    return urlunsplit(parts._replace(path=f"/{following}"))

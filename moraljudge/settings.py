@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
 from kombu import Queue
 
-from .env import env_bool, env_crontab, env_decimal, env_int, env_list, env_rate, env_str
+from .env import env_bool, env_crontab, env_decimal, env_int, env_list, env_rate, env_redis_after, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -208,14 +208,20 @@ X_FRAME_OPTIONS = "DENY"
 
 # Celery: a Redis broker when configured, otherwise tasks run in-process (laptop quickstart).
 REDIS_URL = env_str("REDIS_URL")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+# The snapshot cache's Redis: by default the database after REDIS_URL's (redis://h:6379/0 -> /1), not the
+# broker's: Django's RedisCache.clear() is a FLUSHDB, which would drop the queued tasks. CACHE_REDIS_URL may
+# name another Redis (one with an eviction policy, say; the broker's must keep every message).
+CACHE_REDIS_URL = env_redis_after("CACHE_REDIS_URL", REDIS_URL)
 # "snapshots": what live studies show (surveys/services/snapshots.py), shared by every process and host through
-# Redis when REDIS_URL is set, else kept in each process's memory (the quickstart). Entries are keyed by the
-# snapshot's id and never go stale. "rendered": page fragments rendered from a snapshot, in each process.
+# Redis when CACHE_REDIS_URL (or REDIS_URL) is set, else kept in each process's memory (the quickstart). Entries
+# are keyed by the snapshot's id and never go stale. "rendered": page fragments rendered from a snapshot, in
+# each process.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "snapshots": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "mj"}
-        if REDIS_URL
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_REDIS_URL, "KEY_PREFIX": "mj"}
+        if CACHE_REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "snapshots"}
     ),
     "rendered": {
@@ -224,7 +230,6 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 5000},
     },
 }
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None

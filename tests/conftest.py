@@ -295,8 +295,8 @@ def no_cached_snapshots_from_other_tests():
     snapshots = caches["snapshots"]
     redis_cache = getattr(snapshots, "_cache", None)
     if hasattr(redis_cache, "get_client"):
-        # Only the cache's own keys: clear() would FLUSHDB the Redis database the broker shares, wiping the
-        # queues' bindings under a running Celery worker (its tasks would then never arrive).
+        # Only the cache's own keys: under xdist the cache shares its worker's broker database (worker_services.py),
+        # and clear() would FLUSHDB it, wiping the queues' bindings under a running Celery worker.
         client = redis_cache.get_client(write=True)
         keys = list(client.scan_iter(match=f"{snapshots.key_prefix}:*"))
         if keys:

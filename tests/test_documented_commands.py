@@ -107,7 +107,7 @@ def test_the_readme_ability_example_names_the_demos_own_systems_and_leaves_it_ro
 
 
 def test_make_worker_and_beat_refuse_clearly_without_a_broker(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL", "CACHE_REDIS_URL")}
     for target in ("worker", "beat"):
         result = subprocess.run(
             # -o: never (re)build the virtualenv from here, whatever the files' times say.

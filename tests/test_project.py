@@ -41,7 +41,15 @@ SETUP = "import os; os.environ['DJANGO_SETTINGS_MODULE']='moraljudge.settings'; 
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
     """Python in a fresh process with the settings read from `env` alone (no .env file unless ENV_FILE says so)."""
-    unset = {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "STATIC_MANIFEST"}
+    unset = {
+        "SECRET_KEY",
+        "DEBUG",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "CELERY_BROKER_URL",
+        "CACHE_REDIS_URL",
+        "STATIC_MANIFEST",
+    }
     clean = {k: v for k, v in os.environ.items() if k not in unset | {"DJANGO_ALLOW_ASYNC_UNSAFE"}}
     return subprocess.run(
         [sys.executable, "-c", code],
@@ -177,7 +185,7 @@ def test_every_variable_the_settings_read_is_listed_in_the_example_env_file():
 
     settings_text = (ROOT / "moraljudge" / "settings.py").read_text()
     read = set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', settings_text))
-    read |= set(re.findall(r'env_(?:bool|int|list|decimal)\("([A-Z_]+)"', settings_text))
+    read |= set(re.findall(r'env_(?:bool|int|list|decimal|redis_after)\("([A-Z_]+)"', settings_text))
     example = (ROOT / ".env.example").read_text()
     missing = {name for name in read if not re.search(rf"^#? ?{name}=", example, re.M)}
     assert not missing, f".env.example lacks {sorted(missing)}"
