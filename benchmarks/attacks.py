@@ -12,6 +12,8 @@ and a draft study with an expert invitation. Then, over HTTP as an attacker woul
 - issue 35: another team's STUDY_ID linked to a draft; LLM calls without a key to 169.254.169.254, 127.0.0.2 and
   localhost:5432; ten wrong passwords for a researcher from strangers' addresses (then she signs in from hers);
   a NUL in PROLIFIC_PID; answers CSVs with a 200,000-column header, a 200 KB cell and 2,000 rows;
+  another team's judge model, not used yet, repointed to the attacker's server (its change page, a POST, and
+  "Judge with LLMs" on the attacker's own study);
 - study files through `manage.py import_study` (the only importer; run in this process against the server's
   database): `hourly_rate: 1e300`, 100,000 questions, a 6 MB file.
 
@@ -240,6 +242,51 @@ def issue_35_attacks(base: str) -> None:
         report(f"answers CSV: {name}", f"{time.perf_counter() - started:.2f} s: {got[:90]}", refused)
 
 
+def judge_model_attack(base: str) -> None:
+    """Issue 35: an owner of another study, with every model permission, repoints the victim team's judge model
+    before its first run (their answers and key would then go to the attacker's server), or uses it on their own
+    study. It does not exist for them: each page answers as for a missing object, and nothing changes."""
+    from django.contrib.auth import get_user_model
+
+    from llm_judging.models import JudgeModel, JudgingRun
+    from surveys.models import Study, StudyMembership
+    from surveys.services.teams import set_member
+
+    victim = JudgeModel.objects.create(study=Study.objects.get(slug="attacks"), key="their-judge", provider="openai",
+                                       model="gpt-4o", base_url="https://llm.victim.example/v1",
+                                       api_key_env="OPENAI_API_KEY")  # fmt: skip
+    mallory = get_user_model().objects.create_user("mallory", password="mallory-password-1", is_staff=True)
+    own = Study.objects.get(slug="attacks-writing")
+    set_member(study=own, user=mallory, role=StudyMembership.Role.OWNER)  # the owner group: every model permission
+    change = f"/admin/llm_judging/judgemodel/{victim.pk}/change/"
+    with httpx.Client(base_url=base, timeout=30, headers={"X-Real-IP": "192.0.2.66"}) as browser:
+        page = browser.get("/admin/login/")
+        login = {"username": "mallory", "password": "mallory-password-1"}
+        browser.post("/admin/login/", data={**login, "csrfmiddlewaretoken": CSRF.search(page.text).group(1)})
+        add_page = browser.get("/admin/llm_judging/judgemodel/add/")
+        token = CSRF.search(add_page.text).group(1)
+        listed = "their-judge" in browser.get("/admin/llm_judging/judgemodel/").text
+        opened = browser.get(change)
+        repoint = {"key": "their-judge", "provider": "openai", "model": "gpt-4o", "parameters": "{}",
+                   "base_url": "https://attacker.example/v1", "api_key_env": "OPENAI_API_KEY"}  # fmt: skip
+        posted = browser.post(change, data={**repoint, "csrfmiddlewaretoken": token})
+        run = {"study": own.pk, "judges": victim.pk, "samples": 1, "orders": "one", "confirmed": "yes"}
+        started = browser.post("/admin/llm_judging/judgingrun/add/", data={**run, "csrfmiddlewaretoken": token})
+    victim.refresh_from_db()
+    unchanged = victim.base_url == "https://llm.victim.example/v1" and not JudgingRun.objects.exists()
+    signed_in = add_page.status_code == 200
+    report(
+        "judge model: repoint another team's",
+        f"listed {listed}; page {opened.status_code}; POST {posted.status_code}; unchanged {unchanged}",
+        signed_in and not listed and opened.status_code == 302 and posted.status_code == 302 and unchanged,
+    )
+    report(
+        "judge model: use another team's in a run",
+        f"{started.status_code} {'Select a valid choice' if 'Select a valid choice' in started.text else '?'}",
+        signed_in and "Select a valid choice" in started.text and not JudgingRun.objects.exists(),
+    )
+
+
 # The expired invitation -----------------------------------------------------------------------------------
 def expired_invitation_attack(base: str, ids: dict) -> None:
     from django.utils import timezone
@@ -312,6 +359,7 @@ def main() -> None:
         print(f"server {base} on {'PostgreSQL' if args.postgres else 'SQLite'}, DEBUG off\n")
         webhook_attacks(base, ids)
         issue_35_attacks(base)
+        judge_model_attack(base)
         expired_invitation_attack(base, ids)
         study_file_attacks(directory)
     finally:

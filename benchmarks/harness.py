@@ -73,10 +73,26 @@ def new_client(base: str, **kwargs) -> httpx.Client:
     return httpx.Client(base_url=base, verify=_TLS[0], **kwargs)
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free port on 127.0.0.1; with BENCH_PORTS="18100-18199" set, one of those (a shared machine's share)."""
+    span = os.environ.get("BENCH_PORTS", "")
+    candidates = range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if span else [0]
+    for port in candidates:
+        if port in _GIVEN:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            port = sock.getsockname()[1]
+        if span:
+            _GIVEN.add(port)  # not handed out twice before the caller's server binds it
+        return port
+    raise RuntimeError(f"no free port in BENCH_PORTS={span}")
 
 
 def server_env(database_url: str, redis_url: str = "") -> dict:

@@ -81,6 +81,7 @@ def main() -> None:
     tag = uuid.uuid4().hex[:6]
     judges = [
         JudgeModel.objects.create(
+            study=study,
             key=f"{key}-{tag}",
             provider=provider,
             model=model,

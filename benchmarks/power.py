@@ -59,7 +59,8 @@ def refit_holm_p(study: bt.SimulatedJudgments, n_items: int) -> np.ndarray:
     data = QuestionData("q", "", study.winners, study.losers, study.first, study.judges, study.vignettes,
                         np.zeros(len(study.winners)))  # fmt: skip
     systems = [{"key": f"s{k}", "label": f"s{k}", "kind": "llm"} for k in range(n_items)]
-    parameters = DEFAULT_PARAMETERS | {"bootstrap": 0, "split_halves": 0}
+    # Only the Holm p is read: no bootstrap, split halves or fragility (the refits it makes would not change it).
+    parameters = DEFAULT_PARAMETERS | {"bootstrap": 0, "split_halves": 0, "fragility": False}
     result = fit_question(data, systems=systems, reference=0, parameters=parameters, position=0, vignette_keys={})
     return np.array([np.nan if p is None else p for p in result.holm_p], float)
 

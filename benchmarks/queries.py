@@ -12,7 +12,12 @@ backend's from /proc) as a ratio to a /healthz request's, over `--cpu-judges` ju
 rounds of /healthz; CPU time moves far less than wall time when other work shares the machine.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mj python benchmarks/queries.py --judges 5
+    … benchmarks/queries.py --baseline-tree /tmp/before   # that checkout measured first, then the ratios
 
+`--baseline-tree` runs another checkout's own queries.py (say `git worktree add /tmp/before main`, before a
+change) in a subprocess with the same options, just before this tree, and prints both and the ratios: its
+statements per judge, its server CPU per judge (and per /healthz) and the judges per second of server CPU
+(one process, Django's CPU plus the PostgreSQL backend's), so a change is compared in one invocation.
 A throwaway test database (`test_<name>`) is created, migrated and dropped. `--record` rewrites the
 budget that tests/surveys/test_query_budget.py holds the pages to (tests/fixtures/query_budget.json), from
 a judge served by a process that has read the live study already, as a web process in production has.
@@ -25,7 +30,9 @@ import cProfile
 import json
 import os
 import pstats
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -348,13 +355,76 @@ def report(walks: list[Walk], baseline: float) -> str:
     return "\n".join(lines)
 
 
+SUMMARY = {
+    "statements": re.compile(r"^per judge\s+\d+\s+\d+\s+\d+\s+(\d+)", re.M),
+    "django_ms": re.compile(r"server CPU per finished judge: ([\d.]+) ms in Django"),
+    "backend_ms": re.compile(r"ms in Django \+ ([\d.]+) ms in the PostgreSQL backend"),
+    "ratio": re.compile(r"a finished judge = (\d+)x a /healthz request in Django's CPU"),
+    "ratio_with_database": re.compile(r"x over judges\), (\d+)x with the database backend's"),
+}
+
+
+def summary(output: str) -> dict[str, float]:
+    """The figures a run printed (either tree's queries.py prints them alike)."""
+    found = {name: pattern.search(output) for name, pattern in SUMMARY.items()}
+    values = {name: float(match.group(1)) for name, match in found.items() if match}
+    if "django_ms" in values:
+        values["judges_per_cpu_second"] = 1000 / (values["django_ms"] + values.get("backend_ms", 0.0))
+    return values
+
+
+def compare(before: dict[str, float], after: dict[str, float]) -> str:
+    lines = [f"{'':<34} {'baseline':>10} {'this tree':>10} {'ratio':>7}"]
+    names = {
+        "statements": "statements per finished judge",
+        "django_ms": "Django CPU ms per judge",
+        "backend_ms": "PostgreSQL backend CPU ms per judge",
+        "ratio": "judge / healthz CPU (Django)",
+        "ratio_with_database": "judge / healthz CPU (with database)",
+        "judges_per_cpu_second": "judges/s per server CPU second",
+    }
+    for key, label in names.items():
+        if key in before and key in after:
+            ratio = after[key] / before[key] if before[key] else float("nan")
+            lines.append(f"{label:<34} {before[key]:>10.1f} {after[key]:>10.1f} {ratio:>6.2f}x")
+    return "\n".join(lines)
+
+
+def run_baseline(tree: Path, argv: list[str]) -> str:
+    """The other checkout's queries.py with the same options (its own code, models and migrations)."""
+    skip = {"--baseline-tree", "--record"}
+    passed, values = [], iter(argv)
+    for arg in values:
+        name = arg.split("=", 1)[0]
+        if name in skip:
+            if name == "--baseline-tree" and "=" not in arg:
+                next(values, None)
+            continue
+        passed.append(arg)
+    done = subprocess.run(
+        [sys.executable, str(tree / "benchmarks" / "queries.py"), *passed],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(f"the baseline's queries.py failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judges", type=int, default=5, help="judges walked after the first (timings: their median)")
     parser.add_argument("--cpu-judges", type=int, default=20, help="judges walked for the CPU-time ratio (0: none)")
     parser.add_argument("--call-judges", type=int, default=5, help="judges walked for the Python-calls ratio (0: none)")
     parser.add_argument("--record", action="store_true", help=f"write the first judge's counts to {BUDGET_FILE}")
+    parser.add_argument("--baseline-tree", type=Path, help="another checkout, measured first in the same invocation")
     args = parser.parse_args(argv)
+    baseline_output = ""
+    if args.baseline_tree:
+        baseline_output = run_baseline(args.baseline_tree.resolve(), list(sys.argv[1:] if argv is None else argv))
+        print(f"== baseline: {args.baseline_tree}\n{baseline_output.rstrip()}\n== this tree: {ROOT}")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "moraljudge.settings")
     os.environ.setdefault("SECRET_KEY", "benchmark-only-secret")
     os.environ["DEBUG"] = "0"
@@ -378,11 +448,15 @@ def main(argv=None) -> int:
         fresh = walk_one_judge(study, 0)  # the first judge a fresh process serves
         warm(study)
         walks = [walk_one_judge(study, n) for n in range(1, args.judges + 1)]
-        print(f"database: {connection.vendor}")
-        print(report(walks, baseline))
-        print(f"the first judge of a fresh process (reads the live study once): {fresh.per_judge().total} statements")
+        printed = [f"database: {connection.vendor}", report(walks, baseline)]
+        printed.append(
+            f"the first judge of a fresh process (reads the live study once): {fresh.per_judge().total} statements"
+        )
         if args.cpu_judges:
-            print(cpu_report(server_cpu(study, judges=args.cpu_judges, first_number=args.judges + 1)))
+            printed.append(cpu_report(server_cpu(study, judges=args.cpu_judges, first_number=args.judges + 1)))
+        print("\n".join(printed))
+        if baseline_output:
+            print(compare(summary(baseline_output), summary("\n".join(printed))))
         if args.call_judges:
             first = args.judges + args.cpu_judges + 1
             print(calls_report(study, judges=args.call_judges, first_number=first))

@@ -22,7 +22,9 @@ At each N it measures:
 Then it prints one table and, from one N to the next, the growth factors (issue 13's targets:
 refit and exports at most 11x per 10x judgments; page ratios flat within 20%). `--keep` leaves the
 database; `--reuse` measures (and grows on) the study it holds; `--refit-only` measures the refit
-alone (its wall time, peak and phases: reading, bootstrap weights, fitting, storing); `--rows FILE`
+alone (its wall time, peak and phases: reading, bootstrap weights, fitting, storing); `--fragility-ratio` refits
+each N a second time with the run parameter `fragility` false and prints the ratio of the walls (docs/statistics.md,
+"Fragility"); `--rows FILE`
 appends each N's measurements as JSON lines, and `--table-from FILE` prints the table of such a file.
 """
 
@@ -194,11 +196,31 @@ def grow_study(study, *, judges_before: int, judges_after: int, batch: int = 20_
 
 
 # Measurements -------------------------------------------------------------------------------------------
-def measure_refit(env: dict, *, bootstrap: int) -> dict:
-    """`manage.py refit` in a child process: wall seconds and the child's own peak RSS (os.wait4)."""
+# The refit `manage.py refit` makes, with the run parameter `fragility` false (the command has no such flag: a
+# refit always computes it); it prints what the command prints first, and the phases.
+WITHOUT_FRAGILITY = """
+import sys
+from analysis.models import AnalysisRun
+from analysis.services import refit_study
+from surveys.models import Study
+slug, bootstrap = sys.argv[1], int(sys.argv[2])
+run = refit_study(study=Study.objects.get(slug=slug), trigger=AnalysisRun.Trigger.COMMAND,
+                  parameters={"order_effect": False, "bootstrap": bootstrap, "fragility": False})
+assert run.status == AnalysisRun.Status.DONE, run.error
+print(f"Run {run.pk} of {slug!r}: {run.n_judgments} valid judgments, without fragility, data {run.data_hash[:12]}.")
+print("Phases: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in run.phase_seconds.items()))
+"""
+
+
+def measure_refit(env: dict, *, bootstrap: int, fragility: bool = True) -> dict:
+    """`manage.py refit` in a child process: wall seconds and the child's own peak RSS (os.wait4); with `fragility`
+    false, the same refit without the fragility of each significant result."""
+    command = [PYTHON, "manage.py", "refit", SLUG, f"--bootstrap={bootstrap}"]
+    if not fragility:
+        command = [PYTHON, "-c", "import django; django.setup()\n" + WITHOUT_FRAGILITY, SLUG, str(bootstrap)]
     start = time.perf_counter()
     child = subprocess.Popen(
-        [PYTHON, "manage.py", "refit", SLUG, f"--bootstrap={bootstrap}"],
+        command,
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -334,6 +356,17 @@ def print_table(rows: list[dict]) -> None:
     lines.append(("judging page p95 / healthz p95", [f"{r['pages']['judging_ratio']:.2f}" for r in rows]))
     lines.append(("attention POST p95 / healthz p95", [f"{r['pages']['attention_ratio']:.2f}" for r in rows]))
     lines.append(("healthz p95 (ms)", [f"{r['pages']['healthz_ms']:.1f}" for r in rows]))
+    if all("refit_without_fragility" in r for r in rows):
+        without = [r["refit_without_fragility"] for r in rows]
+        lines.append(("refit wall without fragility (s)", [f"{w['seconds']:.1f}" for w in without]))
+        lines.append(
+            (
+                "refit wall, with ÷ without fragility",
+                [f"{r['refit']['seconds'] / w['seconds']:.2f}" for r, w in zip(rows, without, strict=True)],
+            )
+        )
+        for row in rows:
+            print(f"refit phases without fragility at {row['size']:,}: {row['refit_without_fragility']['phases']}")
     print("| " + " | ".join(heads) + " |")
     print("|" + "---|" * len(heads))
     for label, values in lines:
@@ -369,6 +402,11 @@ def main() -> None:
     parser.add_argument("--database", default="mj_scale_bench")
     parser.add_argument("--skip-pages", action="store_true", help="refit and exports only")
     parser.add_argument("--refit-only", action="store_true", help="the refit only: no exports, no pages")
+    parser.add_argument(
+        "--fragility-ratio",
+        action="store_true",
+        help="also refit each N without the fragility of each significant result (run parameter `fragility` false)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database afterwards")
     parser.add_argument("--reuse", action="store_true", help="measure the study a --keep run left, growing it on")
     parser.add_argument("--rows", type=Path, help="a JSON-lines file: each N's measurements are appended to it")
@@ -408,6 +446,9 @@ def main() -> None:
             connections.close_all()
             row = {"size": size, "refit": measure_refit(env, bootstrap=args.bootstrap)}
             print(f"  refit: {row['refit']}", flush=True)
+            if args.fragility_ratio:
+                row["refit_without_fragility"] = measure_refit(env, bootstrap=args.bootstrap, fragility=False)
+                print(f"  refit without fragility: {row['refit_without_fragility']}", flush=True)
             row["exports"] = {} if args.refit_only else measure_exports(env)
             print(f"  exports: {row['exports']}", flush=True)
             if args.skip_pages or args.refit_only:

@@ -16,7 +16,9 @@ and the next call carries it in its Authorization header. So:
   client.py's network backend): no loopback, private, link-local or otherwise non-public address unless the
   deployment lists that address (``127.0.0.1``), a network (``10.1.2.0/24``) or that exact host name in
   LLM_ALLOWED_HOSTS. Tests list 127.0.0.1, where the fake providers run; a self-hosted server on the lab's
-  network is listed by name or address. Through an egress proxy (HTTPS_PROXY) the proxy resolves the name.
+  network is listed by name or address. The environment's proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)
+  are not used for these calls: httpx reads them only for a client without a transport of its own, and
+  client.build_client gives it CheckedAddresses', so no proxy ever connects in its place (a test pins this).
 
 The variable is checked in the study file and the System and judge model forms, the host in the judge model
 form; both when a run starts, and again at every call.

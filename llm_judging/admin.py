@@ -19,13 +19,18 @@ from surveys.models import Study
 from surveys.services.teams import studies_for
 
 from .models import JudgeCall, JudgeModel, JudgingRun
-from .services.runs import preview_judging_run, start_judging_run
+from .services.runs import check_judges_of, preview_judging_run, start_judging_run
+
+
+class JudgeChoices(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return f"{obj.key} ({obj.study.slug})"  # a team with several studies has a judge of each name in each
 
 
 class StartJudgingForm(forms.Form):
     study = forms.ModelChoiceField(queryset=Study.objects.none(), help_text="The studies you may act on.")
-    judges = forms.ModelMultipleChoiceField(
-        queryset=JudgeModel.objects.all(), help_text="Add judges under Judge models."
+    judges = JudgeChoices(
+        queryset=JudgeModel.objects.none(), help_text="The study's judge models: add them under Judge models."
     )
     samples = forms.IntegerField(min_value=1, max_value=20, initial=1, help_text="Picks per cell and display order.")
     orders = forms.ChoiceField(choices=JudgingRun.Orders.choices, initial=JudgingRun.Orders.BOTH)
@@ -33,9 +38,21 @@ class StartJudgingForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        study = self.fields["study"]
+        study, judges = self.fields["study"], self.fields["judges"]
         assert isinstance(study, forms.ModelChoiceField)
+        assert isinstance(judges, forms.ModelChoiceField)
         study.queryset = studies_for(user, acting=True)  # paid calls: owners and researchers
+        # Only judge models of those studies: another team's (its base_url, its key variable) is never offered.
+        judges.queryset = JudgeModel.objects.filter(study__in=study.queryset).select_related("study")
+
+    def clean(self):
+        data = super().clean()
+        if data and data.get("study") and data.get("judges"):
+            try:
+                check_judges_of(study=data["study"], judges=list(data["judges"]))
+            except ValidationError as exc:
+                self.add_error("judges", exc)
+        return data
 
 
 class JudgeModelForm(forms.ModelForm):
@@ -45,7 +62,7 @@ class JudgeModelForm(forms.ModelForm):
 
     class Meta:
         model = JudgeModel
-        fields = ["key", "provider", "model", "base_url", "api_key_env", "parameters"]
+        fields = ["study", "key", "provider", "model", "base_url", "api_key_env", "parameters"]
 
     def clean(self):
         data = super().clean()
@@ -57,30 +74,37 @@ class JudgeModelForm(forms.ModelForm):
                 self.add_error(field, str(exc))
         return data
 
+    def validate_unique(self):
+        super().validate_unique()
+        # The study is read-only once set (not a form field then), and Django skips the constraints of fields
+        # outside the form: the key must still be unique within the study.
+        try:
+            self.instance.validate_constraints(exclude={"id"})
+        except ValidationError as exc:
+            self.add_error(None, exc)
+
 
 @admin.register(JudgeModel)
-class JudgeModelAdmin(admin.ModelAdmin):
+class JudgeModelAdmin(TeamScoped, admin.ModelAdmin):
+    """A judge model is its study's (docs/teams.md): TeamScoped shows it, and lets it be changed or chosen, only
+    to that study's team (viewers read only); one without a study only to superusers."""
+
     form = JudgeModelForm
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # a bare host gets https, not http
-    list_display = ["key", "provider", "model", "base_url", "api_key_env"]
+    list_display = ["key", "study", "provider", "model", "base_url", "api_key_env"]
+    list_filter = ["study"]
     search_fields = ["key", "model"]
-    readonly_fields = ["what_is_sent"]
 
-    def has_change_permission(self, request, obj=None):
-        return super().has_change_permission(request, obj) and self._only_their_studies_used(request, obj)
+    def get_readonly_fields(self, request, obj=None):
+        # Its runs and calls are that study's: moving it would hand them, and its configuration, to another team.
+        fixed = ["study"] if obj is not None and obj.study_id is not None else []
+        return [*fixed, "what_is_sent"]
 
-    def has_delete_permission(self, request, obj=None):
-        return super().has_delete_permission(request, obj) and self._only_their_studies_used(request, obj)
-
-    @staticmethod
-    def _only_their_studies_used(request, judge: JudgeModel | None) -> bool:
-        """A judge model is shared configuration (docs/teams.md): once a study the user may not act on has used it,
-        changing it would change what that team's runs send, and deleting it would delete their judgments."""
-        if judge is None:
-            return True
-        theirs = studies_for(request.user, acting=True)
-        used = JudgingRun.objects.filter(judges=judge).exclude(study__in=theirs).exists()
-        return not used and not JudgeCall.objects.filter(judge=judge).exclude(cell__study__in=theirs).exists()
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+        if "study" in form.base_fields:  # only a superuser may leave one without a study (seen by superusers only)
+            form.base_fields["study"].required = not request.user.is_superuser
+        return form
 
     @admin.display(description="What is changed before sending")
     def what_is_sent(self, judge: JudgeModel) -> str:
@@ -179,7 +203,8 @@ class JudgeCallAdmin(TeamScoped, admin.ModelAdmin):
         "latency_ms",
         "cost_estimate",
     ]
-    list_filter = ["status", "outcome", "judge", "order", "run"]
+    # The judges of this user's calls only, never every judge model's key.
+    list_filter = ["status", "outcome", ("judge", admin.RelatedOnlyFieldListFilter), "order", "run"]
     list_select_related = ["judge"]
     exclude = ["raw_request", "raw_response", "history"]
     readonly_fields = [

@@ -14,9 +14,20 @@ from surveys.models import Answer, Cell, Study, System
 
 
 class JudgeModel(models.Model):
-    """A language model used as a judge, configured like an LLM System (same providers and fields)."""
+    """A language model used as a judge, configured like an LLM System (same providers and fields).
 
-    key = models.SlugField(max_length=64, unique=True, help_text="The name used on the command line, e.g. gpt-4o.")
+    It belongs to one study's team, as a System does: only that team sees, changes and uses it (docs/teams.md).
+    Without a study (made before judge models had one, never used) only superusers see it."""
+
+    study = models.ForeignKey(
+        Study,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judge_models",
+        help_text="Whose team sees, changes and uses it: only that study's runs can choose it.",
+    )
+    key = models.SlugField(max_length=64, help_text="The name used on the command line, e.g. gpt-4o.")
     provider = models.CharField(max_length=20, choices=System.Provider.choices)
     model = models.CharField(
         max_length=100, help_text="Also matches a study's System of the same model (self-preference)."
@@ -32,6 +43,19 @@ class JudgeModel(models.Model):
 
     class Meta:
         ordering = ["key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "key"],
+                name="judgemodel_key_once_per_study",
+                violation_error_message="This study already has a judge model with this key.",
+            ),
+            models.UniqueConstraint(
+                fields=["key"],
+                condition=models.Q(study__isnull=True),
+                name="judgemodel_key_once_without_study",
+                violation_error_message="A judge model without a study already has this key.",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.key

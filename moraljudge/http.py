@@ -9,7 +9,8 @@ Retryable statuses follow what the providers' own SDKs retry (openai-python, ant
 Every other 4xx is permanent: the same request will be refused again.
 
 Clients trust the environment (``trust_env=True``): a server that reaches the internet only through an egress
-proxy (HTTPS_PROXY, NO_PROXY) or a private CA (SSL_CERT_FILE) works without a setting of ours. httpx 0.28 no
+proxy (HTTPS_PROXY, NO_PROXY) or a private CA (SSL_CERT_FILE) works without a setting of ours; not for LLM calls,
+whose client brings its own address-checking transport, for which httpx reads no proxy (llm_collect/keys.py). httpx 0.28 no
 longer reads ~/.netrc, so no credentials come from the environment. Redirects are never followed: a provider
 that redirects a paid POST is misconfigured, and following it could send the key to another host.
 """

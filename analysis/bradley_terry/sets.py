@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from ..results.shapes import SetDifference
 from .diagnostics import holm
 from .fitting import fit
 from .grouping import order_signs
@@ -42,7 +43,7 @@ from .headline_test import (
     headline_test,
     why_no_test,
 )
-from .labels import codes, count_distinct
+from .labels import codes, count_distinct, distinct_rows
 from .results import BTResult
 
 ORDER = -1  # the key of a set's order effect among its coefficients
@@ -63,34 +64,6 @@ class SetEstimates:
     n_judges: int
     n_vignettes: int
     why_not: str  # "" when the set is tested, else why not (too few vignettes or judges)
-
-
-@dataclass(frozen=True)
-class SetDifference:
-    """System `system`'s ability in `sets[1]` minus its ability in `sets[0]`, tested."""
-
-    system: str
-    sets: tuple[str, str]
-    estimate: float | None
-    se: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p: float | None
-    p_holm: float | None
-    df: float | None
-
-    def as_dict(self) -> dict:
-        return {
-            "system": self.system,
-            "sets": list(self.sets),
-            "estimate": self.estimate,
-            "se": self.se,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "p": self.p,
-            "p_holm": self.p_holm,
-            "df": self.df,
-        }
 
 
 @dataclass(frozen=True)
@@ -125,7 +98,7 @@ class BySetResult:
                 }
                 for one in self.sets
             ],
-            "differences": [difference.as_dict() for difference in self.differences],
+            "differences": [dataclasses.asdict(difference) for difference in self.differences],
         }
 
 
@@ -207,7 +180,7 @@ def by_set(
         why = why_no_test(min(tests[0].n_vignettes, tests[s].n_vignettes), count_distinct(judges[masks[0] | masks[s]]))
         pair = [
             _difference(
-                names[k], (order[0], order[s]), estimates[s][k] - estimates[0][k], joint, 0, s, k, level, why=why
+                names[k], [order[0], order[s]], estimates[s][k] - estimates[0][k], joint, 0, s, k, level, why=why
             )
             for k in range(n_items)
             if k != reference
@@ -250,8 +223,7 @@ def joint_test(
             thetas.append(theta[n_items])
     keep = finite[set_of, a] & finite[set_of, b] & (weights > 0)
     key = np.stack([set_of, codes(vignettes), a, b, a_side], axis=1)[keep]
-    rows, row_of = np.unique(key, axis=0, return_inverse=True)
-    row_of = row_of.ravel()
+    rows, row_of = distinct_rows(key)
     x = np.zeros((len(rows), len(columns)))
     for r, (s, _, first_item, second_item, sign) in enumerate(rows):
         for item, value in ((first_item, 1.0), (second_item, -1.0)):
@@ -286,7 +258,7 @@ def _set_estimates(name: str, test: HeadlineTest, n_comparisons: int) -> SetEsti
 
 
 def _difference(
-    system: str, sets: tuple[str, str], estimate: float, joint: JointTest, s: int, t: int, k: int, level: float,
+    system: str, sets: list[str], estimate: float, joint: JointTest, s: int, t: int, k: int, level: float,
     *, why: str,
 ) -> SetDifference:  # fmt: skip
     """System k's ability in set t minus set s, tested (p_holm filled in by the caller)."""

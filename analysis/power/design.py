@@ -44,11 +44,16 @@ def smallest_repetitions(reaches, max_repetitions: int) -> int | None:
     uses the same seed so that simulation noise does not break that order."""
     if not reaches(max_repetitions):
         return None
-    low, high = 0, max_repetitions  # reaches(high) holds; low = 0 never counts
-    while high - low > 1:
-        middle = (low + high) // 2
+    return bisect(reaches, 0, max_repetitions)  # 0 never counts
+
+
+def bisect(reaches, below: int, above: int) -> int:
+    """Smallest value in (below, above] for which `reaches` holds, given that it holds at `above` and not at
+    `below`, and that it holds at every value past one where it does (power rises along the search)."""
+    while above - below > 1:
+        middle = (below + above) // 2
         if reaches(middle):
-            high = middle
+            above = middle
         else:
-            low = middle
-    return high
+            below = middle
+    return above

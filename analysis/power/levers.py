@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from .design import bisect
 from .reported_test import MAX_REPETITIONS, MAX_VIGNETTES, TARGET, Design, ReportedTestPower, simulate
 
 VIGNETTE_FACTORS = (0.5, 1, 2, 4)
@@ -183,13 +184,7 @@ def _smallest(reaches, low: int, high: int) -> int | None:
         if above == high:
             return None
         below = above
-    while above - below > 1:
-        middle = (below + above) // 2
-        if reaches(middle):
-            above = middle
-        else:
-            below = middle
-    return above
+    return bisect(reaches, below, above)
 
 
 def power_json(result: ReportedTestPower, levers: Levers | None) -> dict:

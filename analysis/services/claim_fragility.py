@@ -18,7 +18,7 @@ from .. import bradley_terry as bt
 from ..bradley_terry.fragility import Fragility, drop_effects, fragility
 from ..bradley_terry.headline_test import HeadlineTest, headline_test
 from ..results import ClaimFragility, UnitFragility
-from .judged import Judged
+from .judged import Judged, guarded
 
 ALPHA = 0.05
 UNITS = ("judgment", "judge", "vignette")
@@ -90,16 +90,12 @@ def headline_on(judged: Judged, keep: np.ndarray, fitted=None) -> HeadlineTest |
     """The headline test on the rows `keep` holds; None when nothing can be fitted or tested there."""
     first = judged.first_in_estimates()
     first = None if first is None else first[keep]
-    try:
-        with np.errstate(all="ignore"):
-            test = headline_test(
-                judged.winners[keep], judged.losers[keep], judged.n_items, reference=judged.reference,
-                judges=judged.clusters[keep], vignettes=judged.vignettes[keep], first=first,
-                item_names=judged.names, fitted=fitted,
-            )  # fmt: skip
-    except (ValueError, np.linalg.LinAlgError, ZeroDivisionError, IndexError):
-        return None
-    return None if test.why_not else test
+    test = guarded(
+        headline_test, judged.winners[keep], judged.losers[keep], judged.n_items, reference=judged.reference,
+        judges=judged.clusters[keep], vignettes=judged.vignettes[keep], first=first, item_names=judged.names,
+        fitted=fitted,
+    )  # fmt: skip
+    return None if test is None or test.why_not else test
 
 
 FRAGILITY_COLUMNS = ["fragility_judgments", "fragility_judges", "fragility_vignettes", "fragility"]

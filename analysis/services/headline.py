@@ -17,7 +17,7 @@ from ..bradley_terry.labels import count_distinct
 from ..results import INTERVAL_KINDS, Headline, Interval
 from ..results.headline import WALD_KIND, WALD_LABEL, degenerate
 from ..results.shapes import HEADLINE_KIND, NARROWER_KIND
-from .judged import Judged, guarded
+from .judged import Judged, guarded_clustered
 
 NARROWER_NOTE = "Narrower: it does not generalise to other vignettes, so no p, Holm p or stars are given."
 WALD_NARROWER_ANSWERS = (
@@ -29,17 +29,8 @@ WALD_NARROWER_ANSWERS = (
 def headline_test_of(judged: Judged, *, plain: bt.BTResult) -> bt.HeadlineTest | None:
     """The headline test of one question's judgments around its maximum-likelihood fit `plain` (None when it
     cannot be computed): the headline and the rank claims both read it."""
-    return guarded(
-        bt.headline_test,
-        judged.winners,
-        judged.losers,
-        judged.n_items,
-        reference=judged.reference,
-        judges=judged.clusters,
-        vignettes=judged.vignettes,
-        first=judged.first_in_estimates(),
-        item_names=judged.names,
-        fitted=plain,
+    return guarded_clustered(
+        bt.headline_test, judged, vignettes=judged.vignettes, item_names=judged.names, fitted=plain
     )
 
 

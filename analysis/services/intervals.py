@@ -13,7 +13,7 @@ import numpy as np
 from .. import bradley_terry as bt
 from ..bradley_terry.labels import count_distinct
 from ..results import Interval
-from .judged import Judged, guarded
+from .judged import Judged, guarded, guarded_clustered
 from .records import interval_of
 
 
@@ -54,15 +54,10 @@ def _judge_robust(*, judged: Judged, main: bt.BTResult, rng: np.random.Generator
 
 def _sandwich(judged: Judged, main: bt.BTResult, *, vignettes: np.ndarray | None) -> bt.RobustResult | None:
     """The cluster-robust sandwich of the fit over judges, and over vignettes too when they are given."""
-    return guarded(
+    return guarded_clustered(
         bt.cluster_robust,
-        judged.winners,
-        judged.losers,
-        judged.n_items,
-        reference=judged.reference,
-        judges=judged.clusters,
+        judged,
         vignettes=vignettes,
-        first=judged.first_in_estimates(),
         item_names=judged.names,
         fitted=main,
         memo=judged.memo,  # the judge-only and the two-way sandwich share the scores and the judge term
@@ -74,17 +69,12 @@ def _two_way_bootstrap(*, judged: Judged, main: bt.BTResult, rng: np.random.Gene
     n_boot = judged.parameters["bootstrap"]
     if n_boot < 1 or not _two_way_possible(judged):
         return None
-    result = guarded(
+    result = guarded_clustered(
         bt.two_way_bootstrap,
-        judged.winners,
-        judged.losers,
-        judged.n_items,
-        reference=judged.reference,
-        judges=judged.clusters,
+        judged,
         vignettes=judged.vignettes,
         # Its own stream for the vignettes and cells; the judges' part is the participant bootstrap's.
         rng=np.random.default_rng([judged.parameters["seed"], 2]),
-        first=judged.first_in_estimates(),
         n_boot=n_boot,
         judge_estimates=judged.participant_replicates,
     )

@@ -57,3 +57,20 @@ def guarded(function, *args, **kwargs):
             return function(*args, **kwargs)
     except (ValueError, ZeroDivisionError, IndexError, np.linalg.LinAlgError, FloatingPointError):
         return None
+
+
+def guarded_clustered(function, judged: Judged, *, vignettes: np.ndarray | None, **kwargs):
+    """`function` (a bt computation over judges, and over vignettes when they are given: headline_test,
+    cluster_robust, two_way_bootstrap, by_set) on the question's judgments with the order effect as its estimates
+    have it, by `guarded`: None when it cannot be computed."""
+    return guarded(
+        function,
+        judged.winners,
+        judged.losers,
+        judged.n_items,
+        reference=judged.reference,
+        judges=judged.clusters,
+        vignettes=vignettes,
+        first=judged.first_in_estimates(),
+        **kwargs,
+    )

@@ -14,7 +14,7 @@ import numpy as np
 from ..bradley_terry.sets import BySetResult, by_set
 from ..results import BySet, QuestionResult, SetDifference, SetResult
 from ..results.shapes import HEADLINE_KIND
-from .judged import Judged, guarded
+from .judged import Judged, guarded_clustered
 from .records import json_safe
 
 # results.csv's name of the test of the rows by set and of the differences: the headline test's.
@@ -40,11 +40,9 @@ def fit_by_set(judged: Judged, *, vignette_sets: dict[int, str]) -> BySet | None
     order = set_order(vignette_sets, set(labels.tolist()))
     if len(order) < 2:
         return None
-    first = judged.first_in_estimates()
-    result = guarded(
-        by_set, judged.winners, judged.losers, judged.n_items, reference=judged.reference, sets=labels,
-        judges=judged.clusters, vignettes=judged.vignettes, first=first, item_names=judged.names, set_order=order,
-    )  # fmt: skip
+    result = guarded_clustered(
+        by_set, judged, vignettes=judged.vignettes, sets=labels, item_names=judged.names, set_order=order
+    )
     return None if result is None else stored_by_set(result)
 
 
@@ -68,20 +66,7 @@ def stored_by_set(result: BySetResult) -> BySet:
             )
             for one in result.sets
         ],
-        differences=[
-            SetDifference(
-                system=d.system,
-                sets=list(d.sets),
-                estimate=d.estimate,
-                se=d.se,
-                ci_low=d.ci_low,
-                ci_high=d.ci_high,
-                p=d.p,
-                p_holm=d.p_holm,
-                df=d.df,
-            )
-            for d in result.differences
-        ],
+        differences=list(result.differences),
     )
 
 

@@ -16,18 +16,20 @@ from ..models import JudgeCall, JudgeModel, JudgingRun
 
 
 def judges_from_keys(*, study: Study, keys: list[str]) -> list[JudgeModel]:
-    """The JudgeModels named; a name with none yet but a study LLM System of that key or model is copied from it."""
+    """The study's JudgeModels named (a key names a judge within its study: another team's of the same key is
+    never found); a name with none yet but a study LLM System of that key or model is copied from it."""
     judges = []
     for key in keys:
-        judge = JudgeModel.objects.filter(key=key).first()
+        judge = JudgeModel.objects.filter(study=study, key=key).first()
         if judge is None:
             system = study.systems.filter(Q(key=key) | Q(model=key), kind=System.Kind.LLM).first()
             if system is None:
                 raise ValidationError(
-                    f"No judge model '{key}': add it in the admin (LLM judging → Judge models), "
-                    f"or give the study an LLM system with that key or model to copy."
+                    f"Study '{study.slug}' has no judge model '{key}': add it in the admin (LLM judging → Judge "
+                    f"models, with this study), or give the study an LLM system with that key or model to copy."
                 )
             judge = JudgeModel.objects.create(
+                study=study,
                 key=key,
                 provider=system.provider,
                 model=system.model,
@@ -37,6 +39,17 @@ def judges_from_keys(*, study: Study, keys: list[str]) -> list[JudgeModel]:
             )
         judges.append(judge)
     return judges
+
+
+def check_judges_of(*, study: Study, judges: list[JudgeModel]) -> None:
+    """Refuse judge models that are not the study's: another team's would send this study's answers where that
+    team chose (and bill its key), and one without a study is a superuser's to give to a study first."""
+    others = sorted(judge.key for judge in judges if judge.study_id != study.pk)
+    if others:
+        raise ValidationError(
+            f"Not judge models of study '{study.slug}': {', '.join(others)}. "
+            "A run uses only its study's judge models (LLM judging → Judge models)."
+        )
 
 
 def queue(call_ids: list[int]) -> None:
@@ -67,6 +80,7 @@ def start_judging_run(
         raise ValidationError(f"orders must be one of {', '.join(JudgingRun.Orders.values)}.")
     if not judges:
         raise ValidationError("Choose at least one judge model.")
+    check_judges_of(study=study, judges=judges)
     cells = list(study.cells.select_related("answer_a", "answer_b").order_by("vignette_id", "id"))
     if not cells:
         raise ValidationError(f"Study '{study.slug}' has no cells yet: they are made when it goes live.")
@@ -93,6 +107,7 @@ def preview_judging_run(
         raise ValidationError("Ask for at least one sample.")
     if not judges:
         raise ValidationError("Choose at least one judge model.")
+    check_judges_of(study=study, judges=judges)
     cells = list(study.cells.values_list("pk", flat=True))
     if not cells:
         raise ValidationError(f"Study '{study.slug}' has no cells yet: they are made when it goes live.")

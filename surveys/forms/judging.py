@@ -2,7 +2,7 @@
 
 import copy
 import unicodedata
-from functools import cache, lru_cache, partial
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from django import forms
@@ -38,25 +38,6 @@ def _choices(values: list[str]) -> list[tuple[str, "StrPromise"]]:
 def _sort_key(text: str) -> str:
     # "Ägypten" beside "Afghanistan", "Österreich" beside "Oman": letters without their accents first.
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().casefold()
-
-
-class RenderedOnceSelect(forms.Select):
-    """A long select (the 199 countries) rendered once per language, then reused while nothing is chosen.
-
-    Rendering it through Django's widget templates with translated labels took most of the
-    demographics page's time; the HTML only depends on the language, the field and its attributes.
-    """
-
-    _rendered: dict[tuple, str] = {}
-
-    def render(self, name, value, attrs=None, renderer=None):
-        if value not in (None, ""):
-            return super().render(name, value, attrs, renderer)  # a choice to show again: rare
-        key = (translation.get_language(), name, *sorted({**self.attrs, **(attrs or {})}.items()))
-        html = self._rendered.get(key)
-        if html is None:
-            html = self._rendered[key] = super().render(name, value, attrs, renderer)
-        return html
 
 
 class SharedChoiceField(forms.ChoiceField):
@@ -161,7 +142,6 @@ class DemographicsForm(forms.Form):
         label=_("Country of residence"),
         values=[*constants.COUNTRIES, constants.COUNTRY_OTHER, constants.PREFER_NOT_TO_SAY],
         sort=True,
-        widget=RenderedOnceSelect,
         error_messages=_please_choose(
             _("Please choose your country of residence."), _("Please choose your country of residence from the list.")
         ),
@@ -180,35 +160,23 @@ class DemographicsForm(forms.Form):
 class PairForm(forms.Form):
     """One forced choice between Answer A and Answer B per question of the study, nothing preselected.
 
-    The fields depend only on the questions as shown (key and text in the active language), so they are
-    built once per such list and each form gets its own copy of them (a form may set a widget's attributes;
-    forms are built in many threads at once): copying is cheaper than building five choice fields anew.
+    Each form builds its own fields and widgets (forms are built in many threads at once, and a form may
+    set a widget's attributes); the labels are the questions as shown, in the active language.
     """
 
     def __init__(self, *args, questions: list[Question], **kwargs):
         super().__init__(*args, **kwargs)
         self.questions = questions
-        shown = tuple(
-            (question.key, f"{number}. {question_text(question)}") for number, question in enumerate(questions, 1)
-        )
-        self.fields.update(copy.deepcopy(_pair_fields(shown)))
+        for number, question in enumerate(questions, 1):
+            self.fields[question.key] = forms.ChoiceField(
+                label=f"{number}. {question_text(question)}",
+                choices=[(Judgment.Position.FIRST, _("Answer A")), (Judgment.Position.SECOND, _("Answer B"))],
+                widget=forms.RadioSelect,
+                error_messages={"required": _("Please choose Answer A or Answer B.")},
+            )
 
     def picks(self) -> dict[str, str]:
         return {question.key: self.cleaned_data[question.key] for question in self.questions}
-
-
-@lru_cache(maxsize=256)  # a few studies x languages; a draft's edited questions make new entries
-def _pair_fields(shown: tuple[tuple[str, str], ...]) -> dict[str, forms.Field]:
-    """The A/B fields for questions shown as (key, label); the choices and messages translate when rendered."""
-    return {
-        key: forms.ChoiceField(
-            label=label,
-            choices=[(Judgment.Position.FIRST, _("Answer A")), (Judgment.Position.SECOND, _("Answer B"))],
-            widget=forms.RadioSelect,
-            error_messages={"required": _("Please choose Answer A or Answer B.")},
-        )
-        for key, label in shown
-    }
 
 
 class AttentionForm(forms.Form):
@@ -221,16 +189,3 @@ class AttentionForm(forms.Form):
             widget=forms.RadioSelect,
             error_messages={"required": _("Please choose one of the two options.")},
         )
-
-
-# A form no judge has sent is the same for every judge: built once per process, never bound, so nothing of
-# a judge's is ever kept in it. Its labels and choices are put in the language shown when it is rendered
-# (and its fields mostly come from {% rendered_once %}); building one took a tenth of the page's time.
-@cache
-def unbound_demographics_form() -> DemographicsForm:
-    return DemographicsForm()
-
-
-@lru_cache(maxsize=256)  # one per study language's prompt and options
-def unbound_attention_form(prompt: str, options: tuple[str, ...]) -> AttentionForm:
-    return AttentionForm(prompt=prompt, options=list(options))

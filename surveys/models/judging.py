@@ -79,6 +79,16 @@ class Cell(models.Model):
         return self.completed + self.reserved
 
 
+class ParticipantQuerySet(models.QuerySet):
+    def of_study(self, slug: str):
+        """The participants of the study `slug`, each with their study (a judging page's first read)."""
+        return self.filter(study__slug=slug).select_related("study")
+
+    def locked(self):
+        """Locked until the transaction ends: the participant's row only, their study's stays free."""
+        return self.select_for_update(of=("self",))
+
+
 class Participant(models.Model):
     """A judge who arrived from Prolific (or a researcher previewing): one person in one Prolific session.
 
@@ -161,6 +171,8 @@ class Participant(models.Model):
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    objects = ParticipantQuerySet.as_manager()
+
     class Meta:
         ordering = ["study_id", "-started_at"]
         constraints = [
@@ -209,6 +221,17 @@ def _counted_page(prefix: str = "") -> dict:
 
 
 class AssignmentQuerySet(models.QuerySet):
+    def pages_of(self, participant_id: int, slug: str):
+        """A participant's pages of the study `slug`, each with the participant and study (one statement).
+
+        Unordered: the caller sorts the few pages by position (an ORDER BY cost more to compile than to sort).
+        """
+        return (
+            self.filter(participant_id=participant_id, participant__study__slug=slug)
+            .select_related("participant__study")
+            .order_by()
+        )
+
     def valid(self):
         """Pages whose judgments enter the analysis (Judgment.objects.valid() is their judgments)."""
         return self.filter(**_counted_page())

@@ -275,6 +275,11 @@ def request_return(submission_id: str, *, reasons: list[str], client: httpx.Clie
     return _call("POST", f"submissions/{submission_id}/request-return/", body=body, client=client)
 
 
+def get_submission(submission_id: str, *, client: httpx.Client | None = None) -> dict:
+    """One submission as Prolific holds it: its ``study_id`` and ``participant`` (the participant's id)."""
+    return _call("GET", f"submissions/{submission_id}/", client=client)
+
+
 def get_study(study_id: str, *, client: httpx.Client | None = None) -> dict:
     return _call("GET", f"studies/{study_id}/", client=client)
 

@@ -10,6 +10,8 @@ is published, the link never changes.
 
 `owned_prolific_study` is the one check every Prolific action calls (draft, publish, places, review,
 reconciliation, bonuses, webhook attribution); `link_prolific_study` is the one way to link by hand.
+`check_writer_submission` does the same for an answer writer's submission (their own Prolific study, whose id
+the platform only learns from the writer's link) before they are asked to return it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from ..models import AuditEvent, Study
+from ..models import AuditEvent, Respondent, Study
 from ..services.audit import record_event
 from . import client
 
@@ -136,6 +138,41 @@ def record_created_draft(*, study: Study, prolific_id: str, by=None) -> None:
         prolific_study_id=prolific_id, prolific_link=ProlificLink.CREATED, prolific_synced_at=timezone.now()
     )
     record_event(action=AuditEvent.Action.PROLIFIC_DRAFT_CREATED, user=by, study=study, prolific_study_id=prolific_id)
+
+
+def check_writer_submission(respondent: Respondent) -> None:
+    """Raise NotOurProlificStudy unless the writer's submission may be acted on for their study.
+
+    Their STUDY_ID and SESSION_ID come from the link they opened, so anyone may type another team's (a STUDY_ID is
+    in every participant link): without this, a return request made on one study could reach a submission of
+    another team's Prolific study through the deployment's one token. Prolific's API must show the submission as
+    this writer's, in that Prolific study, and that Prolific study must be this study's: its own (owned_prolific_study)
+    or one whose study link on Prolific opens this study's answer-writing page, which only who controls it can set,
+    and no other study's. Asks Prolific (one or two GETs); ProlificError when it cannot be read."""
+    study, prolific_id = respondent.study, respondent.prolific_study_id
+    if not prolific_id or not respondent.session_id:
+        raise NotOurProlificStudy("the writer came without a Prolific study or submission id.")
+    if prolific_id == study.prolific_study_id:
+        owned_prolific_study(study)
+    elif Study.objects.filter(prolific_study_id=prolific_id).exists() or _created_for(prolific_id) is not None:
+        raise NotOurProlificStudy(f"the Prolific study {prolific_id} belongs to another study.")
+    try:
+        submission = client.get_submission(respondent.session_id)
+    except client.Permanent as exc:
+        raise NotOurProlificStudy(
+            f"Prolific does not show the submission {respondent.session_id} ({exc.status_code or exc})."
+        ) from exc
+    if submission.get("study_id") != prolific_id or submission.get("participant") != respondent.prolific_pid:
+        raise NotOurProlificStudy(
+            f"Prolific shows the submission {respondent.session_id} as another participant's or another study's."
+        )
+    if prolific_id != study.prolific_study_id:
+        url = str(client.get_study(prolific_id).get("external_study_url") or "")
+        if urlsplit(url).path != reverse("surveys:answering-entry", args=[study.slug]):
+            raise NotOurProlificStudy(
+                f"the Prolific study {prolific_id} does not open this study's answer-writing page "
+                f"({reverse('surveys:answering-entry', args=[study.slug])})."
+            )
 
 
 def judging_path(study: Study) -> str:

@@ -17,6 +17,7 @@ from ..models import Answer, AuditEvent, Respondent, Study
 from ..services.audit import record_event
 from . import client
 from .client import ProlificError
+from .ownership import NotOurProlificStudy, check_writer_submission
 
 log = logging.getLogger(__package__)
 
@@ -42,6 +43,14 @@ def ask_writers_to_return(*, respondents, user=None) -> list[str]:
         study = respondent.study
         if study.invalid_policy == Study.InvalidPolicy.APPROVE:
             messages.append(f"{respondent}: not asked — study '{study.slug}' approves invalid submissions.")
+            continue
+        try:
+            check_writer_submission(respondent)
+        except NotOurProlificStudy as exc:
+            messages.append(f"{respondent}: not asked — {' '.join(exc.messages)}")
+            continue
+        except ProlificError as exc:
+            messages.append(f"{respondent}: not asked — Prolific could not be asked whose submission it is: {exc}")
             continue
         try:
             client.request_return(respondent.session_id, reasons=[RETURN_REASON])

@@ -19,10 +19,16 @@ from django.db.models import F
 from django.utils import timezone
 
 from ..models import Assignment, Cell, Participant, Study
-from .allocation_sql import Room, cells_with_room, insert_pages, lock_cells_with_room, reserve_and_insert
-from .judge_reads import locked_again
+from .allocation_sql import (
+    Room,
+    cells_with_room,
+    insert_pages,
+    lock_cells_with_room,
+    lock_last_places,
+    reserve_and_insert,
+)
 from .live_content import content_of
-from .participation import Event, apply_event
+from .participation import Event, apply_event, locked_again
 
 T = TypeVar("T")
 
@@ -168,8 +174,7 @@ def _chosen_cells(*, study: Study, k: int, preview: bool) -> Sequence[_PageCell]
     if one_at_a_time:
         # The last places: arrivals choose one after another, each from the counts as they are now
         # (docs/allocation.md). Released at commit; SQLite serialises its writers anyway.
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LAST_PLACES_LOCK, study.pk])
+        lock_last_places(LAST_PLACES_LOCK, study.pk)
         read = cells_with_room(study.pk)  # a fresh read, under the lock
     order = _ranked_vignettes(read)[: SPARE_VIGNETTES * k]
     wanted = [cell.pk for vignette in order for cell in _least_filled_first(read, vignette)[:CELLS_PER_VIGNETTE]]

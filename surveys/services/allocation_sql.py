@@ -1,5 +1,10 @@
 """The allocation's statements, written once per process from the models' fields (docs/allocation.md).
 
+One of the two places the judging path writes SQL by hand (the other: page_record.py), because the ORM
+cannot give the guarantee: cells locked `FOR UPDATE SKIP LOCKED` and, on PostgreSQL, their places reserved
+and the pages stored in one statement (tests/surveys/test_allocation.py runs them on PostgreSQL and on
+SQLite, where they run as separate statements in one transaction).
+
 An arrival's pages cost three statements: the study's cells with room are read, the few best are locked,
 and their places are reserved with the pages stored in one statement (two on SQLite, which has no `WITH`
 that writes). Through the ORM each was compiled again on every arrival and
@@ -71,6 +76,12 @@ def _rooms_sql(db: str, *, locked_of: int = 0, wait: bool = False) -> str:
         skip = not wait and connection.features.has_select_for_update_skip_locked
         sql += " FOR UPDATE SKIP LOCKED" if skip else " FOR UPDATE"
     return sql
+
+
+def lock_last_places(key: int, study_id: int) -> None:
+    """PostgreSQL's advisory lock (key, study) until the transaction ends: the last places, one arrival at a time."""
+    with connections[Cell.objects.db].cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [key, study_id])
 
 
 def _rows(db: str, sql: str, params: list) -> list[tuple]:

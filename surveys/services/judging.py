@@ -6,13 +6,14 @@ submit, the back button or a reload never duplicates or skips anything.
 """
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
@@ -26,14 +27,11 @@ from ..models import (
 from . import allocation, participation
 from .allocation import has_room, reserve_pages
 from .errors import EntryRefused, SessionInUse
-from .finish_reads import judged
-from .judge_reads import EntryRead, locked_again, locked_participant
 from .live_content import page_of
 from .page_record import other_position, record_page  # noqa: F401 (the judging pages' API)
-from .participant_writes import create_participant
-from .participation import Event, StepName
+from .participation import Event, StepName, locked_again, locked_participant
 from .prolific_link import ProlificParams
-from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (re-exported: the judging API)
+from .timing import MEDIAN_NEEDS, median_seconds  # noqa: F401 (MEDIAN_NEEDS re-exported: the judging API)
 
 CORRECT_ATTENTION_CHOICE = 2  # the method's check: "select the second of the two options"
 
@@ -58,6 +56,34 @@ OTHER_SESSION = gettext_noop(
 )
 
 
+@dataclass(frozen=True)
+class EntryRead:
+    """What the entry page reads: the study, its participants of one PROLIFIC_PID, and the one this browser is."""
+
+    study: Study
+    pid: str | None
+    participants: tuple[Participant, ...]  # of `pid`
+    resuming: Participant | None  # the participant of the study whose id this browser holds
+
+    def of_pid(self, pid: str) -> list[Participant] | None:
+        """The study's participants of `pid` (None when `pid` is not the one read)."""
+        return list(self.participants) if pid == self.pid else None
+
+
+def entry_read(slug: str, *, pid: str | None, participant_id: int | None) -> EntryRead | None:
+    """The study named with its participants of `pid` and the one `participant_id` (None: no such study)."""
+    study = next(iter(Study.objects.filter(slug=slug).order_by()[:1]), None)
+    if study is None:
+        return None
+    wanted = (Q(prolific_pid=pid) if pid else Q()) | (Q(pk=participant_id) if participant_id else Q())
+    found = list(Participant.objects.filter(wanted, study=study).order_by()) if pid or participant_id else []
+    for participant in found:
+        participant.study = study  # the study is read: not again
+    theirs = tuple(p for p in found if pid and p.prolific_pid == pid)
+    resuming = next((p for p in found if p.pk == participant_id), None)
+    return EntryRead(study, pid, theirs, resuming)
+
+
 def enter_study(
     *,
     study: Study,
@@ -70,7 +96,7 @@ def enter_study(
     Resuming needs both ids, so knowing someone's PROLIFIC_PID alone writes nothing on their behalf:
     another SESSION_ID while their session is open is refused (SessionInUse) and leaves it untouched.
     `admit` is called before a new participant is created (the entry rate limit), never on a resume.
-    `read`: the entry page's read of the study (its participants of this PID, its room), used when given.
+    `read`: the entry page's read of the study (its participants of this PID), used when given.
     """
     # One read for both questions: is this session known, and has this person another one open?
     theirs = read.of_pid(params.pid) if read else None
@@ -89,11 +115,11 @@ def enter_study(
         admit()
     # A study already full turns a new arrival away at once (with the screened-out code), rather than
     # after consent and demographics; `allocate` still has the last word for those let in.
-    full = not (read.has_room if read else has_room(study=study))
+    full = not has_room(study=study)
     try:
         # A savepoint only inside a caller's transaction: alone, the INSERT needs no BEGIN and COMMIT.
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            return create_participant(
+            return Participant.objects.create(
                 study=study,
                 prolific_pid=params.pid,
                 prolific_study_id=params.study_id,
@@ -221,13 +247,9 @@ def demographics_recorded(
 
 def mark_shown(*, assignment: Assignment, now: datetime | None = None) -> None:
     """Seconds on a page count from when it was first shown, however often it is reloaded."""
-    # Written out: on every judging page, the ORM's compile of this UPDATE cost more than the update.
-    quote, shown = connection.ops.quote_name, connection.ops.adapt_datetimefield_value(now or timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(Assignment._meta.db_table)} SET shown_at = %s WHERE id = %s AND shown_at IS NULL",
-            [shown, assignment.pk],
-        )
+    now = now or timezone.now()
+    if Assignment.objects.filter(pk=assignment.pk, shown_at__isnull=True).update(shown_at=now):
+        assignment.shown_at = now
 
 
 def page_content(assignment: Assignment) -> dict:
@@ -252,7 +274,7 @@ def assess_quality(
     seconds_total: float,
     minimum_seconds: float,
     fast_fraction: float,
-    median_seconds: float | None,  # noqa: F811 (the imported median_seconds is only re-exported)
+    median_seconds: float | None,
 ) -> list[dict]:
     """Every quality flag a finished participant raises, most serious first, each with its reason."""
     Exclusion = Participant.Exclusion
@@ -280,21 +302,33 @@ def assess_quality(
     return [{"code": str(code), "reason": reason} for code, reason in flags]
 
 
-def finish_participant(*, participant: Participant, attention_choice: int, now: datetime | None = None) -> Participant:
+def finish_participant(
+    *,
+    participant: Participant,
+    attention_choice: int,
+    now: datetime | None = None,
+    pages: Sequence[Assignment] | None = None,
+) -> Participant:
     """The attention check's answer closes the survey: quality flags, the exclusion, the outcome.
 
-    An excluded participant's cells reopen for someone else; their judgments stay stored.
+    An excluded participant's cells reopen for someone else; their judgments stay stored. `pages`: the
+    participant's pages as the check page read them (a completed page never changes again; the status,
+    read under the lock, says whether the participant is still at the check).
     """
     now = now or timezone.now()
     with transaction.atomic():
         participant = _locked(participant)
         if participation.STATUSES[participant.status].step is not None:
             return participant  # finished already, or not judging yet
-        work = judged(participant)  # pages, picks and the study's median: one statement
-        if not work.all_pages_completed:
+        if pages is None:
+            pages = list(participant.assignments.only("status", "seconds"))
+        if not pages or any(page.status != Assignment.Status.COMPLETED for page in pages):
             return participant  # not at the check yet
         study = participant.study
-        positions, seconds_total = work.positions, work.seconds_total
+        positions = list(
+            Judgment.objects.filter(assignment__participant=participant).values_list("winner_position", flat=True)
+        )
+        seconds_total = sum((page.seconds for page in pages if page.seconds is not None), 0.0)
         flags = assess_quality(
             anonymised_consent=participant.anonymised_data_consent,
             attention_choice=attention_choice,
@@ -302,7 +336,7 @@ def finish_participant(*, participant: Participant, attention_choice: int, now: 
             seconds_total=seconds_total,
             minimum_seconds=study.minimum_seconds,
             fast_fraction=study.fast_fraction_of_median,
-            median_seconds=work.median_seconds,
+            median_seconds=median_seconds(study=study),
         )
         failed = attention_choice != CORRECT_ATTENTION_CHOICE
         participant.attention_choice = attention_choice

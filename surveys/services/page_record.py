@@ -4,7 +4,8 @@ On PostgreSQL this is one statement (a data-modifying WITH query, atomic on its 
 row lock, the page closed under the condition "still open, and no earlier page open", its judgments
 inserted and its cell counted. A second submit of the same page, from another tab or a double click,
 waits for the first's lock and then finds the page closed: it changes nothing. Elsewhere (SQLite) the
-same steps run as separate statements in one transaction.
+same steps run as separate statements in one transaction. One of the two places the judging path writes
+SQL by hand (the other: allocation_sql.py); tests/surveys/test_page_record.py runs both paths.
 """
 
 from datetime import datetime

@@ -25,7 +25,6 @@ from django.utils import timezone
 from ..models import Assignment, AuditEvent, Cell, Participant, Study
 from .audit import record_event
 from .errors import TransitionNotAllowed
-from .participant_writes import save_fields
 
 Status = Participant.Status
 Exclusion = Participant.Exclusion
@@ -170,7 +169,7 @@ def apply_event(
     """
     with transaction.atomic(savepoint=not locked):  # under the caller's lock, inside the caller's transaction
         if not locked:
-            participant = Participant.objects.select_for_update(of=("self",)).get(pk=participant.pk)
+            participant = Participant.objects.locked().get(pk=participant.pk)
         rule = rule_for(participant.status, event)
         if rule is None:
             raise TransitionNotAllowed(f"A participant who is {participant.status} cannot be {event}.")
@@ -189,9 +188,29 @@ def apply_event(
             participant.exclusion = exclusion
             fields.append("exclusion")
         if fields:
-            save_fields(participant, fields)  # participant.save(update_fields=fields), compiled once
+            participant.save(update_fields=fields)
         released = give_back_places(participant=participant, completed=True) if rule.gives_back else 0
     return Transition(participant, released)
+
+
+def locked_participant(participant_id: int, study: Study | None = None) -> Participant:
+    """The participant with their study, their row locked until the transaction ends (call inside one).
+
+    `study`: the participant's study as the page read it already, attached rather than read again (the
+    lock is the participant's alone: the study's row is never locked, and a live study does not change).
+    Raises Participant.DoesNotExist when there is no such participant (of `study`, when given).
+    """
+    if study is None:
+        return Participant.objects.locked().select_related("study").get(pk=participant_id)
+    participant = Participant.objects.locked().get(pk=participant_id, study_id=study.pk)
+    participant.study = study
+    return participant
+
+
+def locked_again(participant: Participant) -> Participant:
+    """`participant` read again under their row lock; their study, when read already, is kept, not read again."""
+    study = participant.study if Participant.study.is_cached(participant) else None
+    return locked_participant(participant.pk, study)
 
 
 def give_back_places(*, participant: Participant, completed: bool) -> int:

@@ -69,20 +69,6 @@ def counted_median(*, study: Study, counted: tuple[int, float | None]) -> float 
     return median
 
 
-def finished_median_sql(connection) -> str:
-    """PostgreSQL: the finished judges (`n`) and their median (`median`) of the study given as the one parameter.
-
-    The condition is `finished_participants`' written out with its constants, so the plan of a prepared
-    statement still matches the partial index's condition.
-    """
-    quote, Status = connection.ops.quote_name, Participant.Status
-    return (
-        f"SELECT COUNT(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY {quote('seconds_total')}) AS median "
-        f"FROM {quote(Participant._meta.db_table)} WHERE {quote('study_id')} = %s AND NOT {quote('is_preview')} "
-        f"AND {quote('status')} IN ('{Status.COMPLETED.value}', '{Status.FAILED_ATTENTION.value}')"
-    )
-
-
 def _median_of_finished(study: Study) -> tuple[int, float | None]:
     finished = finished_participants(study=study)
     if connections[router.db_for_read(Participant)].vendor == "postgresql":

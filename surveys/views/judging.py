@@ -5,6 +5,7 @@ they asked for another page, so a reload, the back button or an old tab never sk
 """
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -18,18 +19,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from moraljudge.client_address import client_address
 
-from ..forms.judging import (
-    AttentionForm,
-    ConsentForm,
-    DemographicsForm,
-    PairForm,
-    unbound_attention_form,
-    unbound_demographics_form,
-)
+from ..forms.judging import AttentionForm, ConsentForm, DemographicsForm, PairForm
 from ..models import Assignment, Participant, Study
 from ..services.entry_limit import admit_entry, limit_explained_to_the_team
 from ..services.errors import EntryRateLimited, SessionInUse
-from ..services.judge_reads import entry_read, pages_with_participant, participant_with_study
 from ..services.judging import (
     Step,
     attention_options,
@@ -38,6 +31,7 @@ from ..services.judging import (
     current_step,
     demographics_recorded,
     enter_study,
+    entry_read,
     finish_participant,
     mark_shown,
     page_content,
@@ -126,19 +120,16 @@ def _to_step(participant: Participant, step: Step | None = None):
     return redirect(STEP_PAGES.get(step.name, "surveys:judging-done"), slug)
 
 
-def _at(request, slug: str, *names: StepName, showing: int | None = None):
-    """(participant, step, None) when the participant is at one of `names`, else (…, a response).
-
-    `showing`: the judging page about to be shown, marked shown as the pages are read if it is the current one.
-    """
+def _at(request, slug: str, *names: StepName):
+    """(participant, step, None) when the participant is at one of `names`, else (…, a response)."""
     participant_id = _participant_id(request, slug)
     participant, pages = None, None
     if participant_id is not None and {StepName.PAIR, StepName.ATTENTION} & set(names):
-        # One statement: the pages, the participant and the study.
-        pages = pages_with_participant(participant_id, slug, showing=showing)
+        # One statement: the pages, each with the participant and the study.
+        pages = sorted(Assignment.objects.pages_of(participant_id, slug), key=attrgetter("position"))
         participant = pages[0].participant if pages else None
     if participant is None and participant_id is not None:
-        participant = participant_with_study(participant_id, slug)
+        participant = next(iter(Participant.objects.of_study(slug).filter(pk=participant_id).order_by()[:1]), None)
     if participant is None:
         return None, None, _problem(request, get_object_or_404(Study, slug=slug), [NO_SESSION], status=403)
     step = current_step(participant, pages or None)
@@ -151,7 +142,7 @@ def _at(request, slug: str, *names: StepName, showing: int | None = None):
 def entry(request, slug: str):
     """/s/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…; a staff user without them previews."""
     known = _participant_id(request, slug)
-    # One statement: the study, this person's participants of it, the one this browser is, its room.
+    # The study, then this person's participants of it and the one this browser is.
     read = entry_read(slug, pid=(request.GET.get("PROLIFIC_PID") or "").strip() or None, participant_id=known)
     if read is None:
         raise Http404("No Study matches the given query.")
@@ -199,7 +190,7 @@ def about_you(request, slug: str):
     participant, _step, elsewhere = _at(request, slug, StepName.DEMOGRAPHICS)
     if elsewhere:
         return elsewhere
-    form = DemographicsForm(request.POST) if request.POST else unbound_demographics_form()
+    form = DemographicsForm(request.POST or None)
     if form.is_valid():
         participant, step = demographics_recorded(participant=participant, demographics=form.cleaned_data)
         return _to_step(participant, step)
@@ -208,8 +199,7 @@ def about_you(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 def pair(request, slug: str, position: int):
-    showing = position if request.method == "GET" else None
-    participant, step, elsewhere = _at(request, slug, StepName.PAIR, showing=showing)
+    participant, step, elsewhere = _at(request, slug, StepName.PAIR)
     if participant is None:
         return elsewhere
     pages = {a.position: a for a in step.assignments}
@@ -236,7 +226,7 @@ def pair(request, slug: str, position: int):
         if stored is not step.assignment:  # closed before (another tab): read where the participant is
             return _to_step(participant)
         return _to_step(participant, current_step(participant, list(step.assignments)))
-    if step.assignment.shown_at is None:  # sent back incomplete before it was ever shown (no GET)
+    if step.assignment.shown_at is None:  # first shown now (or sent back incomplete before it ever was)
         mark_shown(assignment=step.assignment)
     context = {"participant": participant, "step": step, "form": form, "page": page_content(step.assignment)}
     return render(request, "surveys/judging/pair.html", context)
@@ -249,12 +239,10 @@ def check(request, slug: str):
         return elsewhere
     study = participant.study
     prompt, options = attention_texts(study, attention_options(study))  # in the study's language
-    if request.POST:
-        form = AttentionForm(request.POST, prompt=prompt, options=options)
-    else:
-        form = unbound_attention_form(str(prompt), tuple(map(str, options)))
+    form = AttentionForm(request.POST or None, prompt=prompt, options=options)
     if form.is_valid():
-        participant = finish_participant(participant=participant, attention_choice=form.cleaned_data["choice"])
+        choice = form.cleaned_data["choice"]
+        participant = finish_participant(participant=participant, attention_choice=choice, pages=step.assignments)
         return _to_step(participant)
     return render(request, "surveys/judging/attention.html", {"participant": participant, "step": step, "form": form})
 

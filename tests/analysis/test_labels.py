@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from analysis.bradley_terry.labels import codes, count_distinct, distinct, positions
+from analysis.bradley_terry.labels import codes, count_distinct, distinct, distinct_rows, positions
 
 CASES = {
     "dense judges": np.random.default_rng(1).integers(1000, 1400, 5000),
@@ -40,3 +40,29 @@ def test_positions_are_a_checked_searchsorted(name):
     expected = np.array([int(np.searchsorted(known, v)) if v in set(known.tolist()) else -1 for v in asked])
     assert np.array_equal(positions(known, asked), expected)
     assert np.array_equal(positions(known[:0], asked), np.full(len(asked), -1))
+
+
+ROWS = {
+    "design rows": np.stack(
+        [
+            np.random.default_rng(3).integers(0, 12, 4000),
+            *np.random.default_rng(4).integers(0, 8, (2, 4000)),
+            np.random.default_rng(5).integers(-1, 2, 4000),  # a side: -1, 0 or +1
+        ],
+        axis=1,
+    ),
+    "sparse and negative": np.array([[10**12, -5], [3, 7], [10**12, -5], [-(10**12), 0]]),
+    "one row": np.array([[4, 2, 1]]),
+    "int32": np.random.default_rng(6).integers(0, 5, (50, 3)).astype(np.int32),
+    "empty": np.zeros((0, 4), np.int64),
+    "floats": np.array([[0.5, 1.0], [0.25, 1.0], [0.5, 1.0]]),
+}
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_distinct_rows_are_np_uniques_rows(name):
+    expected, inverse = np.unique(ROWS[name], axis=0, return_inverse=True)
+    rows, codes_of_rows = distinct_rows(ROWS[name])
+    assert np.array_equal(rows, expected)
+    assert rows.dtype == expected.dtype
+    assert np.array_equal(codes_of_rows, inverse.ravel())

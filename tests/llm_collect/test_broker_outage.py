@@ -43,7 +43,7 @@ def test_starting_a_collection_with_the_broker_down_answers_503_and_writes_nothi
 def test_starting_a_judging_run_with_the_broker_down_answers_503_and_writes_nothing(
     judged_study, fake, admin_client, closed_broker
 ):
-    judge = make_judge(fake.url)
+    judge = make_judge(fake.url, study=judged_study)
     form = {"study": judged_study.pk, "judges": [judge.pk], "samples": 1, "orders": "both", "confirmed": "yes"}
     response = admin_client.post(reverse("admin:llm_judging_judgingrun_add"), form)
     assert response.status_code == 503
@@ -129,7 +129,7 @@ def test_a_judge_call_whose_rate_limiter_is_unreachable_is_retried_shortly_like_
     from tests.conftest import make_judged_study
 
     study = make_judged_study(slug="outage-judging", participants=2)
-    start_judging_run(study=study, judges=[make_judge(fake.url)], orders="one")
+    start_judging_run(study=study, judges=[make_judge(fake.url, study=study)], orders="one")
     gen_study = make_llm_study(url=fake.url, vignettes=1)
     gen = Generation.objects.get(run=services.start_collection(study=gen_study, samples=1))
     settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # the limiter's Redis is down

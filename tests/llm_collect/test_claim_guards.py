@@ -152,5 +152,5 @@ def judged_study_with_a_call(fake):
     from tests.llm_judging.conftest import make_judge
 
     study = make_judged_study(slug="guards", participants=2)
-    start_judging_run(study=study, judges=[make_judge(fake.url)], orders="one")
+    start_judging_run(study=study, judges=[make_judge(fake.url, study=study)], orders="one")
     return JudgeCall.objects.first()

@@ -33,8 +33,9 @@ def fake():
         yield server
 
 
-def make_judge(url: str, provider: str = "openai", *, key: str | None = None, parameters=None) -> JudgeModel:
+def make_judge(url: str, provider: str = "openai", *, study, key: str | None = None, parameters=None) -> JudgeModel:
     return JudgeModel.objects.create(
+        study=study,
         key=key or MODELS[provider].split("-2025")[0],
         provider=provider,
         model=MODELS[provider],

@@ -25,7 +25,7 @@ def human_majorities(study, question):
 
 def add_judge(study, key, model, choose):
     """Store finished calls for every cell in both orders; choose(cell, question, first, second) -> answer id."""
-    judge = JudgeModel.objects.create(key=key, provider="openai", model=model)
+    judge = JudgeModel.objects.create(study=study, key=key, provider="openai", model=model)
     for cell in study.cells.select_related("answer_a__system", "answer_b__system"):
         for order, (first, second) in (("ab", (cell.answer_a, cell.answer_b)), ("ba", (cell.answer_b, cell.answer_a))):
             picks = {q: "A" if choose(cell, q, first, second) == first.pk else "B" for q in QUESTION_KEYS}
@@ -141,8 +141,8 @@ def test_the_admin_starts_a_run_and_lists_its_calls(judged_study, researcher, cl
     from tests.fakes.llm_servers import FakeLLMServer
 
     with FakeLLMServer() as fake:
-        judge = JudgeModel.objects.create(key="gpt-4o", provider="openai", model="gpt-4o", base_url=fake.url,
-                                          api_key_env="FAKE_LLM_API_KEY")  # fmt: skip
+        judge = JudgeModel.objects.create(study=judged_study, key="gpt-4o", provider="openai", model="gpt-4o",
+                                          base_url=fake.url, api_key_env="FAKE_LLM_API_KEY")  # fmt: skip
         assert client.get("/admin/llm_judging/judgingrun/add/").status_code == 200
         form = {"study": judged_study.pk, "judges": [judge.pk], "samples": 1, "orders": "one"}
         page = client.post("/admin/llm_judging/judgingrun/add/", form).content.decode()

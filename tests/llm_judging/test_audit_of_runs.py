@@ -15,7 +15,9 @@ pytestmark = pytest.mark.django_db
 
 def test_starting_a_judging_run_or_a_collection_records_who_paid_for_how_many_calls(judged_study, fake):
     ada = get_user_model().objects.create_user("ada", password="pw-for-tests-1", is_staff=True)
-    judging = start_judging_run(study=judged_study, judges=[make_judge(fake.url, "openai")], user=ada)
+    judging = start_judging_run(
+        study=judged_study, judges=[make_judge(fake.url, "openai", study=judged_study)], user=ada
+    )
     collection = start_collection(study=make_llm_study(url=fake.url), samples=2, user=ada)
     events = {e.action: e for e in AuditEvent.objects.filter(username="ada")}
     assert events[AuditEvent.Action.JUDGING_STARTED].details == {

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_judge_call_takes_a_handful_of_queries_whatever_the_prompt_needs(judged_study, fake):
-    start_judging_run(study=judged_study, judges=[make_judge(fake.url)], orders="one")
+    start_judging_run(study=judged_study, judges=[make_judge(fake.url, study=judged_study)], orders="one")
     first, second = JudgeCall.objects.order_by("pk")[:2]
     judge_item(call_id=first.pk)  # first use: settings, templates
     with CaptureQueriesContext(connection) as queries:
@@ -27,7 +27,7 @@ def test_a_judge_call_takes_a_handful_of_queries_whatever_the_prompt_needs(judge
 
 
 def test_starting_a_run_costs_the_same_queries_for_one_sample_or_three(judged_study, fake):
-    judge = make_judge(fake.url)
+    judge = make_judge(fake.url, study=judged_study)
     with CaptureQueriesContext(connection) as one:
         start_judging_run(study=judged_study, judges=[judge], samples=1)
     with CaptureQueriesContext(connection) as three:
@@ -39,7 +39,7 @@ def test_starting_a_run_costs_the_same_queries_for_one_sample_or_three(judged_st
 
 def test_a_429_that_says_when_is_tried_again_then_without_exponential_backoff(judged_study):
     with FakeLLMServer(script=[{"status": 429, "retry_after": 1}]) as server:
-        start_judging_run(study=judged_study, judges=[make_judge(server.url)], orders="one")
+        start_judging_run(study=judged_study, judges=[make_judge(server.url, study=judged_study)], orders="one")
         call = JudgeCall.objects.order_by("pk").first()
         with pytest.raises(TryAgain) as caught:
             judge_item(call_id=call.pk, retries=3)  # backoff would wait 8 to 16 s by now
@@ -50,7 +50,7 @@ def test_a_429_that_says_when_is_tried_again_then_without_exponential_backoff(ju
 
 def test_a_server_error_still_backs_off(judged_study):
     with FakeLLMServer(script=[{"status": 503}]) as server:
-        start_judging_run(study=judged_study, judges=[make_judge(server.url)], orders="one")
+        start_judging_run(study=judged_study, judges=[make_judge(server.url, study=judged_study)], orders="one")
         call = JudgeCall.objects.order_by("pk").first()
         with pytest.raises(TryAgain) as caught:
             judge_item(call_id=call.pk, retries=3)

@@ -32,7 +32,7 @@ def run_all(ids, *, rounds=6):
 
 
 def test_a_run_judges_every_cell_in_both_orders_and_stores_the_picks_apart(judged_study, fake):
-    judge = make_judge(fake.url, "openai")
+    judge = make_judge(fake.url, "openai", study=judged_study)
     humans_before = Judgment.objects.count()
     run = start_judging_run(study=judged_study, judges=[judge])
     assert run.planned == 9 * 2
@@ -51,7 +51,7 @@ def test_a_run_judges_every_cell_in_both_orders_and_stores_the_picks_apart(judge
 
 
 def test_the_prompt_shows_the_vignette_both_answers_and_the_questions_as_a_judge_sees_them(judged_study, fake):
-    judge = make_judge(fake.url, "openai")
+    judge = make_judge(fake.url, "openai", study=judged_study)
     start_judging_run(study=judged_study, judges=[judge], orders="one")
     call = JudgeCall.objects.select_related("first_answer", "cell__vignette").first()
     judge_item(call_id=call.pk)
@@ -67,7 +67,7 @@ def test_the_prompt_shows_the_vignette_both_answers_and_the_questions_as_a_judge
 
 
 def test_running_a_finished_item_again_calls_nobody_and_a_second_run_queues_nothing(judged_study, fake):
-    judge = make_judge(fake.url, "openai")
+    judge = make_judge(fake.url, "openai", study=judged_study)
     start_judging_run(study=judged_study, judges=[judge], orders="one")
     ids = list(JudgeCall.objects.values_list("pk", flat=True))
     run_all(ids)
@@ -91,9 +91,9 @@ def test_the_command_copies_a_judge_from_the_studys_system_and_queues_a_run(judg
 def test_unknown_judges_and_missing_keys_are_refused_before_anything_is_queued(judged_study, fake, monkeypatch):
     from django.core.management.base import CommandError
 
-    with pytest.raises(CommandError, match="No judge model 'nope'"):
+    with pytest.raises(CommandError, match="has no judge model 'nope'"):
         call_command("judge_with_llm", "judged", "--judges", "nope")
-    make_judge(fake.url, "openai")
+    make_judge(fake.url, "openai", study=judged_study)
     monkeypatch.delenv("FAKE_LLM_API_KEY")
     with pytest.raises(CommandError, match="FAKE_LLM_API_KEY"):
         call_command("judge_with_llm", "judged", "--judges", "gpt-4o")
@@ -101,7 +101,7 @@ def test_unknown_judges_and_missing_keys_are_refused_before_anything_is_queued(j
 
 
 def test_reply_text_is_kept_verbatim(judged_study, fake):
-    judge = make_judge(fake.url, "openai")
+    judge = make_judge(fake.url, "openai", study=judged_study)
     start_judging_run(study=judged_study, judges=[judge], orders="one")
     call = JudgeCall.objects.first()
     judge_item(call_id=call.pk)

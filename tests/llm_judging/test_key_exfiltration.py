@@ -33,8 +33,12 @@ def attacker():
 
 
 @pytest.fixture
-def judge_editor(client, django_user_model):
+def judge_editor(client, django_user_model, judged_study):
+    """A researcher of the study (judge models are a study's), with only the judge-model permissions."""
+    from surveys.models import StudyMembership
+
     user = django_user_model.objects.create_user("editor", password="pw", is_staff=True)
+    StudyMembership.objects.create(study=judged_study, user=user, role=StudyMembership.Role.RESEARCHER)
     user.user_permissions.set(
         Permission.objects.filter(content_type__app_label="llm_judging", codename__contains="judgemodel")
     )
@@ -42,8 +46,8 @@ def judge_editor(client, django_user_model):
     return client
 
 
-def test_the_admin_form_refuses_a_secret_as_a_key_and_names_the_setting(judge_editor, attacker):
-    form = {"key": "evil", "provider": "openai", "model": "gpt-4o", "base_url": attacker.url,
+def test_the_admin_form_refuses_a_secret_as_a_key_and_names_the_setting(judge_editor, attacker, judged_study):
+    form = {"study": judged_study.pk, "key": "evil", "provider": "openai", "model": "gpt-4o", "base_url": attacker.url,
             "api_key_env": "SECRET_KEY", "parameters": "{}"}  # fmt: skip
     response = judge_editor.post(reverse("admin:llm_judging_judgemodel_add"), form)
     assert response.status_code == 200
@@ -53,8 +57,8 @@ def test_the_admin_form_refuses_a_secret_as_a_key_and_names_the_setting(judge_ed
 
 
 def test_a_judge_model_made_before_the_rule_is_refused_by_the_run_and_by_the_call(judged_study, attacker, settings):
-    evil = JudgeModel.objects.create(key="evil", provider="openai", model="gpt-4o", base_url=attacker.url,
-                                     api_key_env="SECRET_KEY")  # fmt: skip
+    evil = JudgeModel.objects.create(study=judged_study, key="evil", provider="openai", model="gpt-4o",
+                                     base_url=attacker.url, api_key_env="SECRET_KEY")  # fmt: skip
     with pytest.raises(ValidationError, match="LLM_KEY_VARIABLES"):
         start_judging_run(study=judged_study, judges=[evil])
     assert not JudgeCall.objects.exists()
@@ -73,8 +77,8 @@ def test_an_allowed_key_is_not_sent_to_a_host_the_deployment_does_not_allow(
 ):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real")
     settings.LLM_ALLOWED_HOSTS = ["api.example.org"]  # listed hosts only: localhost no longer allowed
-    judge = JudgeModel.objects.create(key="redirected", provider="openai", model="gpt-4o", base_url=attacker.url,
-                                      api_key_env="OPENAI_API_KEY")  # fmt: skip
+    judge = JudgeModel.objects.create(study=judged_study, key="redirected", provider="openai", model="gpt-4o",
+                                      base_url=attacker.url, api_key_env="OPENAI_API_KEY")  # fmt: skip
     with pytest.raises(ValidationError, match="LLM_ALLOWED_HOSTS"):
         start_judging_run(study=judged_study, judges=[judge])
     target = client.Target(provider="openai", model="gpt-4o", base_url=attacker.url, api_key_env="OPENAI_API_KEY")
@@ -136,12 +140,14 @@ def test_which_addresses_a_call_may_connect_to(settings, address, host, listed, 
 def test_a_keyless_judge_model_reaches_no_internal_address(judge_editor, judged_study, base_url, settings):
     """Issue 35: with no api_key_env a base_url of the metadata service or another loopback address was called,
     and the internal service's reply shown. The form, the run and the call refuse it now; nothing is sent."""
-    form = {"key": "inside", "provider": "openai-compatible", "model": "m", "base_url": base_url,
+    form = {"study": judged_study.pk, "key": "inside", "provider": "openai-compatible", "model": "m", "base_url": base_url,
             "api_key_env": "", "parameters": "{}"}  # fmt: skip
     response = judge_editor.post(reverse("admin:llm_judging_judgemodel_add"), form)
     assert "LLM_ALLOWED_HOSTS" in response.content.decode()
     assert not JudgeModel.objects.exists()
-    judge = JudgeModel.objects.create(key="inside", provider="openai-compatible", model="m", base_url=base_url)
+    judge = JudgeModel.objects.create(
+        study=judged_study, key="inside", provider="openai-compatible", model="m", base_url=base_url
+    )
     with pytest.raises(ValidationError, match="LLM_ALLOWED_HOSTS"):
         start_judging_run(study=judged_study, judges=[judge])
     target = client.Target(provider="openai-compatible", model="m", base_url=base_url)
@@ -207,3 +213,20 @@ def test_the_system_form_refuses_a_secret_and_shows_what_is_not_sent(admin_clien
     page = admin_client.get(reverse("admin:surveys_study_change", args=[judged_study.pk])).content.decode()
     assert "Changed before sending" in page
     assert "temperature not sent: gpt-5-mini (OpenAI reasoning model) does not accept it." in page
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "ALL_PROXY", "http_proxy"])
+def test_a_proxy_from_the_environment_never_connects_in_the_address_checks_place(
+    attacker, settings, monkeypatch, variable
+):
+    """Issue 35 feared that httpx's proxy variables would let a proxy connect where CheckedAddresses refuses. httpx
+    uses them only for a client without its own transport, and the LLM client has one: the call still connects
+    directly, is refused by address, and the proxy is never asked. This fails if the client ever honours them."""
+    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, attacker.url.split("/v1")[0])  # the fake server stands in for the proxy
+    settings.LLM_ALLOWED_HOSTS = [".localhost"]
+    target = client.Target(provider="openai-compatible", model="m", base_url="http://localhost:9/v1")
+    with pytest.raises(client.DestinationRefused, match="resolves to"):
+        client.complete(target, system_prompt="S", user_prompt="U")
+    assert attacker.requests == []  # the proxy was never asked

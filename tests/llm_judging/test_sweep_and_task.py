@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def test_a_row_whose_worker_died_is_queued_again_and_one_at_the_cap_is_failed(
     judged_study, fake, django_capture_on_commit_callbacks
 ):
-    start_judging_run(study=judged_study, judges=[make_judge(fake.url)], orders="one")
+    start_judging_run(study=judged_study, judges=[make_judge(fake.url, study=judged_study)], orders="one")
     dead, capped = JudgeCall.objects.all()[:2]
     past = timezone.now() - timedelta(minutes=5)
     JudgeCall.objects.filter(pk=dead.pk).update(status="running", claim="x", lease_expires_at=past, attempts=1)
@@ -29,7 +29,7 @@ def test_a_row_whose_worker_died_is_queued_again_and_one_at_the_cap_is_failed(
 
 
 def test_the_task_judges_once_and_a_second_delivery_pays_nothing(judged_study, fake):
-    start_judging_run(study=judged_study, judges=[make_judge(fake.url)], orders="one")
+    start_judging_run(study=judged_study, judges=[make_judge(fake.url, study=judged_study)], orders="one")
     call = JudgeCall.objects.first()
     assert tasks.judge.apply(args=(call.pk,)).get() == "done"
     assert tasks.judge.apply(args=(call.pk,)).get() == "skipped"
@@ -38,5 +38,5 @@ def test_the_task_judges_once_and_a_second_delivery_pays_nothing(judged_study, f
 
 def test_run_start_queues_one_task_per_item_on_commit(judged_study, fake, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks() as callbacks:
-        run = start_judging_run(study=judged_study, judges=[make_judge(fake.url)], samples=2)
+        run = start_judging_run(study=judged_study, judges=[make_judge(fake.url, study=judged_study)], samples=2)
     assert run.planned == 9 * 2 * 2 == len(queued(callbacks))

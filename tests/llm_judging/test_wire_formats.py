@@ -18,7 +18,7 @@ ALL_B = json.dumps({key: {"choice": "B", "reason": ""} for key in QUESTION_KEYS}
 
 
 def one_call(study, server, provider) -> JudgeCall:
-    judge = make_judge(server.url, provider)
+    judge = make_judge(server.url, provider, study=study)
     start_judging_run(study=study, judges=[judge], orders="one")
     return JudgeCall.objects.filter(judge=judge).first()
 

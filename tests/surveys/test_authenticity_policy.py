@@ -54,11 +54,18 @@ def test_a_typed_answer_is_selected_without_any_confirmation(client, db, admin_u
     assert answer.selected
 
 
+def on_prolific(prolific, respondent, *, slug: str | None = None, pid: str | None = None) -> None:
+    """The writers' Prolific study, whose link opens the study's answer-writing page (or `slug`'s), and the writer's
+    submission in it (as `pid`'s)."""
+    url = reverse("surveys:answering-entry", args=[slug or respondent.study.slug])
+    prolific.add_study(respondent.prolific_study_id, status="ACTIVE", external_study_url=f"https://mj.example{url}")
+    prolific.add_submission(respondent.session_id, participant_id=pid or respondent.prolific_pid,
+                            study_id=respondent.prolific_study_id, status="AWAITING REVIEW")  # fmt: skip
+
+
 def test_low_authenticity_writers_are_asked_to_return_with_the_reason_once(low_answer, prolific, admin_user):
     respondent = Respondent.objects.get()
-    prolific.add_submission(
-        respondent.session_id, participant_id=respondent.prolific_pid, study_id="st1", status="AWAITING REVIEW"
-    )
+    on_prolific(prolific, respondent)
 
     lines = ask_writers_to_return(respondents=Respondent.objects.all(), user=admin_user)
 
@@ -91,9 +98,7 @@ def test_writers_without_a_low_answer_are_never_asked(client, db, prolific):
 
 def test_the_respondent_admin_offers_the_return_request_as_an_action(client, low_answer, admin_user, prolific):
     respondent = Respondent.objects.get()
-    prolific.add_submission(
-        respondent.session_id, participant_id=respondent.prolific_pid, study_id="st1", status="AWAITING REVIEW"
-    )
+    on_prolific(prolific, respondent)
     client.force_login(admin_user)
     response = client.post(
         reverse("admin:surveys_respondent_changelist"),
@@ -109,3 +114,37 @@ def test_the_respondents_page_shows_the_rating_of_each_answer_written(client, lo
     html = client.get(reverse("admin:surveys_respondent_change", args=[respondent.pk])).content.decode()
     assert "Authenticity" in html
     assert ">Low<" in html
+
+
+@pytest.mark.parametrize(
+    ("case", "said"),
+    [
+        ("someone else's submission", "as another participant's or another study's"),
+        ("a Prolific study that opens another study's page", "does not open this study's answer-writing page"),
+        ("another study's Prolific study", "belongs to another study"),
+    ],
+)
+def test_a_writer_whose_link_names_another_teams_prolific_submission_is_never_asked_to_return(
+    low_answer, prolific, admin_user, case, said
+):
+    """Issue 35: a writer's STUDY_ID and SESSION_ID are whatever their link said, and the deployment's one token
+    reaches every team's Prolific studies. A link naming another team's submission (or study) is found out on
+    Prolific before anything is sent: nobody is asked to return, nothing is recorded as asked."""
+    from tests.conftest import make_study
+
+    respondent = Respondent.objects.get()
+    if case == "someone else's submission":
+        on_prolific(prolific, respondent, pid="5f1e0c7a9b3d2e4f6a8bffff")
+    elif case == "a Prolific study that opens another study's page":
+        on_prolific(prolific, respondent, slug="victim")
+    else:
+        on_prolific(prolific, respondent)
+        make_study(slug="victim", prolific_study_id=respondent.prolific_study_id)
+    lines = ask_writers_to_return(respondents=Respondent.objects.all(), user=admin_user)
+    assert prolific.calls_to("request-return") == []
+    assert len(lines) == 1
+    assert "not asked" in lines[0]
+    assert said in lines[0]
+    respondent.refresh_from_db()
+    assert respondent.return_requested_at is None
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.WRITERS_ASKED_TO_RETURN).exists()

@@ -1,5 +1,5 @@
-"""The pair page's form shares its fields between judges (built once per list of questions shown):
-one judge's choices, errors and language never reach another's form."""
+"""The pair page's form: each form its own fields and widgets, so one judge's choices, errors and language
+never reach another's form, whatever the threads."""
 
 import pytest
 from django.utils import translation

@@ -1,5 +1,5 @@
-"""The empty demographics and attention forms are built once per process: every judge still sees them empty,
-in their own study's language, whatever an earlier judge sent."""
+"""The empty demographics and attention forms: every judge sees them empty, in their own study's language,
+whatever an earlier judge sent (each form has its own fields; the fragments are rendered once per snapshot)."""
 
 import pytest
 
@@ -65,3 +65,20 @@ def test_a_forms_fields_are_its_own_though_their_lists_of_choices_are_shared():
     assert second.fields["country"].error_messages["required"] != "changed"
     assert second.fields["age"].validators == DemographicsForm.base_fields["age"].validators
     assert list(second.fields["country"].choices) == list(DemographicsForm.base_fields["country"].choices)
+
+
+def test_empty_demographics_and_attention_forms_built_in_many_threads_share_no_field_or_widget():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from surveys.forms.judging import AttentionForm, DemographicsForm
+
+    def build(_):
+        return [DemographicsForm(), AttentionForm(prompt="Pick the second", options=["one", "two"])]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        forms = [form for pair in pool.map(build, range(8)) for form in pair]
+    fields = [field for form in forms for field in form.fields.values()]
+    assert len({id(field) for field in fields}) == len(fields)
+    assert len({id(field.widget) for field in fields}) == len(fields)
+    forms[1].fields["choice"].widget.attrs["aria-describedby"] = "one-judges-error"
+    assert all("one-judges-error" not in str(form["choice"]) for form in forms[3::2])
