@@ -97,7 +97,10 @@ def test_counts_stand_for_repeated_comparisons():
     )
     assert_allclose(counted.se, twice.se, rtol=1e-8)
     assert_allclose(counted.df, twice.df, rtol=1e-8)
-    assert np.all(counted.se[1:] < once.se[1:])
+    # The same judges and vignettes judged twice over say nothing more about other judges and vignettes: the
+    # interval, which generalises over both, stays as wide (it shrank only by float noise, and flaked on that).
+    assert_allclose(counted.se[1:], once.se[1:], rtol=1e-6)
+    assert np.all(np.diag(counted.covariance)[1:] > 0)
 
 
 def test_there_is_no_test_below_three_vignettes_and_the_reason_is_said():
