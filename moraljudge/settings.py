@@ -220,7 +220,7 @@ CACHE_REDIS_URL = env_redis_after("CACHE_REDIS_URL", REDIS_URL)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "snapshots": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_REDIS_URL, "KEY_PREFIX": "mj"}
+        {"BACKEND": "moraljudge.redis_cache.RedisCache", "LOCATION": CACHE_REDIS_URL, "KEY_PREFIX": "mj"}
         if CACHE_REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "snapshots"}
     ),
