@@ -209,15 +209,8 @@ def test_the_readme_commands_import_and_export_a_study_with_the_checkout_venv(tm
 def run_env(extra: dict) -> dict:
     import os
 
-    unset = {
-        "SECRET_KEY",
-        "DEBUG",
-        "DATABASE_URL",
-        "REDIS_URL",
-        "CELERY_BROKER_URL",
-        "CACHE_REDIS_URL",
-        "STATIC_MANIFEST",
-    }
+    from tests.test_project import SETTINGS_FROM_ENVIRONMENT as unset
+
     return {**{k: v for k, v in os.environ.items() if k not in unset}, **extra}
 
 

@@ -39,17 +39,15 @@ def test_health_endpoint_answers(client, db):
 SETUP = "import os; os.environ['DJANGO_SETTINGS_MODULE']='moraljudge.settings'; import django; django.setup();"
 
 
+# What the suite's own environment sets and a fresh process must read from its `env` alone.
+SETTINGS_FROM_ENVIRONMENT = frozenset(
+    {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CACHE_REDIS_URL", "STATIC_MANIFEST"}
+)
+
+
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
     """Python in a fresh process with the settings read from `env` alone (no .env file unless ENV_FILE says so)."""
-    unset = {
-        "SECRET_KEY",
-        "DEBUG",
-        "DATABASE_URL",
-        "REDIS_URL",
-        "CELERY_BROKER_URL",
-        "CACHE_REDIS_URL",
-        "STATIC_MANIFEST",
-    }
+    unset = SETTINGS_FROM_ENVIRONMENT
     clean = {k: v for k, v in os.environ.items() if k not in unset | {"DJANGO_ALLOW_ASYNC_UNSAFE"}}
     return subprocess.run(
         [sys.executable, "-c", code],
